@@ -1,0 +1,142 @@
+import type { TSchema } from "@sinclair/typebox";
+
+/* ---------- tools ---------- */
+
+/** Stable failure codes a model can act on (see README "Tool errors"). */
+export type ToolErrorCode =
+  | "invalid_arguments"
+  | "unknown_tool"
+  | "not_found"
+  | "permission_denied"
+  | "outside_workspace"
+  | "conflict"
+  | "timeout"
+  | "aborted"
+  | "too_large"
+  | "unavailable"
+  | "execution_failed"
+  | (string & {});
+
+export interface ToolError {
+  code: ToolErrorCode;
+  retryable: boolean;
+  suggestedFix: string;
+}
+
+export interface ToolImage {
+  /** data: URL (image/png, image/jpeg, ...). */
+  dataUrl: string;
+}
+
+export interface ToolResult {
+  /** What the model reads. Also the readable diagnostic when the call failed. */
+  content: string;
+  isError?: boolean;
+  error?: ToolError;
+  images?: ToolImage[];
+  /** Structured extras for clients (never sent to the model). */
+  meta?: Record<string, unknown>;
+}
+
+export interface ToolContext {
+  readonly sessionId: string;
+  readonly cwd: string;
+  readonly toolCallId: string;
+  /** Aborted when the turn is aborted; tools must stop promptly. */
+  readonly signal: AbortSignal;
+  /** Emits a session event (e.g. progress) on the session's stream. */
+  emit(event: { type: string; [k: string]: unknown }): void;
+}
+
+export interface ToolDefinition<A = Record<string, unknown>> {
+  name: string;
+  description: string;
+  /** JSON Schema (object) of the arguments, sent to the model and validated before `execute`. */
+  parameters: TSchema;
+  /** Read-only tools of one assistant message run concurrently; the others run in call order. */
+  readOnly?: boolean;
+  execute(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/* ---------- personas and themes ---------- */
+
+export interface Persona {
+  name: string;
+  label: string;
+  description: string;
+  /** The system prompt. */
+  prompt: string;
+  source: "builtin" | "global" | "project" | "plugin";
+}
+
+export interface Theme {
+  id: string;
+  label: string;
+  description: string;
+  colors: Record<string, string | { from: string; to: string }>;
+}
+
+/* ---------- slash commands ---------- */
+
+export interface CommandInvocation {
+  /** The session the command runs in, or undefined for global (`/settings/command`) use. */
+  readonly sessionId: string | undefined;
+  /** Everything after the command name, trimmed. */
+  readonly args: string;
+}
+
+export interface SlashCommand {
+  /** Without the leading slash. */
+  name: string;
+  description: string;
+  aliases?: string[];
+  takesArgs?: boolean;
+  /** Refused with 409 while a turn runs. */
+  blocking?: boolean;
+  /** Runs without a session (accepted by POST /settings/command). */
+  global?: boolean;
+  run(inv: CommandInvocation): Promise<unknown> | unknown;
+}
+
+/* ---------- providers ---------- */
+
+export interface ModelInfo {
+  id: string;
+  ownedBy?: string;
+  contextWindow?: number;
+  reasoningSupported?: boolean;
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null | Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
+  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+  reasoning_content?: string;
+}
+
+export interface ProviderRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: Array<{ type: "function"; function: { name: string; description: string; parameters: unknown } }>;
+  reasoningEffort?: string;
+}
+
+export type ProviderDelta =
+  | { type: "content"; text: string }
+  | { type: "reasoning"; text: string }
+  | { type: "tool_call"; index: number; id?: string; name?: string; argumentsDelta?: string }
+  | {
+      type: "usage";
+      usage: { promptTokens: number; completionTokens: number; totalTokens: number; cacheReadTokens?: number };
+    }
+  | { type: "retry"; attempt: number; delayMs: number; reason: string }
+  | { type: "finish"; reason: string };
+
+export interface Provider {
+  id: string;
+  description: string;
+  /** Streams one model call. Ends without a `finish` delta when the connection dropped mid-way. */
+  stream(req: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderDelta>;
+  listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+}

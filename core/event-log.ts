@@ -1,0 +1,177 @@
+import { type Disposable, toDisposable } from "./disposable.js";
+import type { EventBus, SessionEvent } from "./events.js";
+import type { Logger } from "./logger.js";
+import type { StoredEvent } from "./session-types.js";
+import type { EventToAppend, SessionStore } from "./store.js";
+
+/** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
+const EPHEMERAL_TYPES = new Set(["token", "thinking"]);
+
+/** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
+const RESERVE_BLOCK = 1000;
+
+export type FrameListener = (seq: number, json: string) => void;
+
+interface SeqState {
+  last: number;
+  reserved: number;
+}
+
+/**
+ * The per-session event log: gives every session event a sequence number that survives restarts, writes it to
+ * the store (durable events at once, deltas in batches), and hands the serialised frame to live subscribers.
+ * Each event is serialised exactly once, whatever the number of subscribers.
+ */
+export class SessionEventLog {
+  private readonly seqs = new Map<string, SeqState>();
+  private readonly pending = new Map<string, EventToAppend[]>();
+  private readonly listeners = new Map<string, Set<FrameListener>>();
+  private readonly feedListeners = new Set<FrameListener>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private feedLast: number | undefined;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+    private readonly batchMs = 15,
+  ) {}
+
+  /** Appends an event to the session's log and fans it out. Returns its sequence number. */
+  publish(sessionId: string, event: SessionEvent): number {
+    const seq = this.nextSeq(sessionId);
+    const { type, ...rest } = event;
+    const wire = { type, sessionId, seq, ...rest };
+    const json = JSON.stringify(wire);
+    const ephemeral = EPHEMERAL_TYPES.has(event.type);
+    let queue = this.pending.get(sessionId);
+    if (!queue) {
+      queue = [];
+      this.pending.set(sessionId, queue);
+    }
+    queue.push({ seq, ts: new Date().toISOString(), type: event.type, json, ephemeral });
+    if (ephemeral) this.scheduleFlush();
+    else this.flushSession(sessionId);
+
+    const subs = this.listeners.get(sessionId);
+    if (subs) for (const fn of subs) fn(seq, json);
+    this.bus.emit("session.event", { sessionId, seq, event: wire });
+    return seq;
+  }
+
+  /** The last sequence number given out for the session (0 when none). */
+  currentSeq(sessionId: string): number {
+    return this.state(sessionId).last;
+  }
+
+  /** Stored events after `afterSeq` (pending deltas are flushed first, so nothing is skipped). */
+  replay(sessionId: string, afterSeq: number, limit: number): StoredEvent[] {
+    this.flushSession(sessionId);
+    return this.store.readEvents(sessionId, afterSeq, limit);
+  }
+
+  subscribe(sessionId: string, fn: FrameListener): Disposable {
+    let set = this.listeners.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(sessionId, set);
+    }
+    set.add(fn);
+    return toDisposable(() => {
+      set.delete(fn);
+      if (set.size === 0 && this.listeners.get(sessionId) === set) this.listeners.delete(sessionId);
+    });
+  }
+
+  /* ---- the all-sessions feed: lifecycle events with a global sequence ---- */
+
+  publishFeed(event: SessionEvent & { sessionId: string }): number {
+    if (this.feedLast === undefined) this.feedLast = this.store.feedSeq();
+    const seq = ++this.feedLast;
+    const { type, ...rest } = event;
+    const json = JSON.stringify({ type, seq, ...rest });
+    this.store.appendFeed({ seq, ts: new Date().toISOString(), type: event.type, json });
+    for (const fn of this.feedListeners) fn(seq, json);
+    return seq;
+  }
+
+  feedSeq(): number {
+    if (this.feedLast === undefined) this.feedLast = this.store.feedSeq();
+    return this.feedLast;
+  }
+
+  replayFeed(afterSeq: number, limit: number): StoredEvent[] {
+    return this.store.readFeed(afterSeq, limit);
+  }
+
+  subscribeFeed(fn: FrameListener): Disposable {
+    this.feedListeners.add(fn);
+    return toDisposable(() => this.feedListeners.delete(fn));
+  }
+
+  /** Drops in-memory state of a deleted session (its rows are gone with it). */
+  forget(sessionId: string): void {
+    this.pending.delete(sessionId);
+    this.seqs.delete(sessionId);
+  }
+
+  /** Writes everything pending and releases unused reservations (clean shutdown keeps seqs contiguous). */
+  close(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushAll();
+    for (const [id, st] of this.seqs) {
+      if (st.reserved > st.last) {
+        try {
+          this.store.reserveEventSeq(id, st.last);
+        } catch {
+          // session deleted meanwhile
+        }
+      }
+    }
+  }
+
+  flushAll(): void {
+    for (const id of [...this.pending.keys()]) this.flushSession(id);
+  }
+
+  private flushSession(sessionId: string): void {
+    const queue = this.pending.get(sessionId);
+    if (!queue || queue.length === 0) return;
+    this.pending.delete(sessionId);
+    try {
+      this.store.appendEvents(sessionId, queue);
+    } catch (err) {
+      this.log.error({ err, sessionId, count: queue.length }, "could not persist session events");
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flushAll();
+    }, this.batchMs);
+    this.flushTimer.unref?.();
+  }
+
+  private state(sessionId: string): SeqState {
+    let st = this.seqs.get(sessionId);
+    if (!st) {
+      const reserved = this.store.eventSeqReserved(sessionId);
+      st = { last: reserved, reserved };
+      this.seqs.set(sessionId, st);
+    }
+    return st;
+  }
+
+  private nextSeq(sessionId: string): number {
+    const st = this.state(sessionId);
+    st.last++;
+    if (st.last > st.reserved) {
+      st.reserved = st.last + RESERVE_BLOCK - 1;
+      this.store.reserveEventSeq(sessionId, st.reserved);
+    }
+    return st.last;
+  }
+}

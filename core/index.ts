@@ -1,0 +1,19 @@
+/** The agentd plugin SDK and domain. Plugins import from here only. */
+export * from "./contributions.js";
+export * from "./display.js";
+export * from "./disposable.js";
+export * from "./errors.js";
+export * from "./event-log.js";
+export * from "./events.js";
+export * from "./logger.js";
+export * from "./plugin.js";
+export * from "./registry.js";
+export * from "./registries.js";
+export * from "./routes.js";
+export * from "./schemas.js";
+export * from "./session-types.js";
+export * from "./sessions.js";
+export * from "./store.js";
+export * from "./tokens.js";
+export * from "./turns.js";
+export { Type as T, type Static, type TSchema } from "@sinclair/typebox";

@@ -1,0 +1,95 @@
+import type { TSchema } from "@sinclair/typebox";
+import type { CommandInvocation, Persona, Provider, SlashCommand, Theme, ToolDefinition } from "./contributions.js";
+import type { Disposable } from "./disposable.js";
+import type { BusEvents, EventHandler } from "./events.js";
+import type { Logger } from "./logger.js";
+import type { AnyRoute } from "./routes.js";
+import type { ServiceToken } from "./tokens.js";
+
+/**
+ * What a plugin may do. The host refuses contributions a plugin did not declare:
+ * `routes.public` for unauthenticated routes, `provider` for model providers, `storage` for providing the store.
+ * The others are declarations users see in `GET /server/status` (policy, not a sandbox).
+ */
+export type Capability =
+  | "routes.public"
+  | "provider"
+  | "storage"
+  | "fs.read"
+  | "fs.write"
+  | "shell.exec"
+  | "net.fetch"
+  | "secrets.read"
+  | (string & {});
+
+export interface PluginManifest {
+  /** kebab-case, unique. Third-party routes are mounted under `/api/v1/plugins/<id>`. */
+  id: string;
+  version: string;
+  description: string;
+  /** Plugin ids or service ids (`ServiceToken.id`) that must be available first. */
+  requires?: string[];
+  /** Service ids this plugin provides with `ctx.services.provide`. */
+  provides?: string[];
+  capabilities?: Capability[];
+  /** A required plugin that fails stops the daemon; any other is unloaded and reported. */
+  required?: boolean;
+  /** JSON Schema of this plugin's options (config key `pluginOptions.<id>`), validated before `register`. */
+  configSchema?: TSchema;
+  /** Upper bound for `start`; default 10 s. */
+  startTimeoutMs?: number;
+}
+
+export interface ServiceAccess {
+  /** Registers a service under a token declared in the manifest's `provides`. */
+  provide<T>(token: ServiceToken<T>, value: T): Disposable;
+  /** Registers a class the container constructs (with tsyringe `@inject(token.symbol)` parameters). */
+  provideClass<T>(token: ServiceToken<T>, cls: new (...args: never[]) => T): Disposable;
+  get<T>(token: ServiceToken<T>): T;
+  tryGet<T>(token: ServiceToken<T>): T | undefined;
+}
+
+export interface ContributionPoint<T> {
+  add(item: T): Disposable;
+}
+
+export interface PluginContext {
+  readonly id: string;
+  readonly manifest: PluginManifest;
+  readonly log: Logger;
+  /** The validated `pluginOptions.<id>` value (or `{}`). */
+  readonly options: Record<string, unknown>;
+  /** The daemon home directory (AGENTD_HOME). */
+  readonly home: string;
+  /** A directory this plugin may use for its own files (`<home>/plugins-data/<id>`, created on first use). */
+  dataDir(): string;
+
+  readonly routes: ContributionPoint<AnyRoute>;
+  readonly tools: ContributionPoint<ToolDefinition>;
+  readonly personas: ContributionPoint<Persona>;
+  readonly themes: ContributionPoint<Theme>;
+  readonly commands: ContributionPoint<SlashCommand>;
+  readonly providers: ContributionPoint<Provider>;
+  readonly services: ServiceAccess;
+  readonly events: {
+    on<K extends keyof BusEvents>(type: K, handler: EventHandler<BusEvents[K]>): Disposable;
+  };
+  /** Adds a cleanup to run when the plugin is stopped or unloaded. */
+  onDispose(d: Disposable | (() => void)): void;
+}
+
+export interface Plugin {
+  manifest: PluginManifest;
+  /** Synchronous and declarative: add contributions, provide services. */
+  register(ctx: PluginContext): void;
+  /** After every plugin registered, before the port opens. */
+  start?(ctx: PluginContext): Promise<void> | void;
+  /** Reverse order at shutdown (contributions are disposed by the host afterwards). */
+  stop?(ctx: PluginContext): Promise<void> | void;
+}
+
+export function definePlugin(plugin: Plugin): Plugin {
+  return plugin;
+}
+
+export type { CommandInvocation };

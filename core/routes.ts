@@ -1,0 +1,106 @@
+import { Kind, type Static, type TSchema } from "@sinclair/typebox";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Who made the request, as established by the host's auth layer. */
+export interface Principal {
+  readonly kind: "bearer" | "cookie" | "anonymous";
+}
+
+/** A server-sent-events connection handed to a route; the host owns framing, heartbeats and bounds. */
+export interface SseStream {
+  /** The `Last-Event-ID` header (or `?lastEventId=`) the client reconnected with. */
+  readonly lastEventId: string | undefined;
+  readonly closed: boolean;
+  /**
+   * Queues one frame. Returns false when the client is over its bounded queue; the frame is not queued and the
+   * caller must catch the client up some other way (replay from the log, or a resync event).
+   */
+  send(data: string, id?: string | number): boolean;
+  /** Calls `fn` once the client's queue has drained below its bound again. */
+  onDrain(fn: () => void): void;
+  onClose(fn: () => void): void;
+  close(): void;
+}
+
+export interface RouteRequest<P = unknown, Q = unknown, B = unknown> {
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The mount point of the stable API, `/api/v1`, for building URLs in responses. */
+  readonly apiBase: string;
+  readonly principal: Principal;
+  /** Aborted when the client disconnects. */
+  readonly signal: AbortSignal;
+}
+
+export type RouteResult =
+  | { status?: number; body: unknown; headers?: Record<string, string> }
+  | {
+      status?: number;
+      bytes: Uint8Array | NodeJS.ReadableStream;
+      contentType: string;
+      headers?: Record<string, string>;
+    }
+  | { html: string; status?: number; headers?: Record<string, string> }
+  | { sse: (stream: SseStream) => void };
+
+export interface ResponseSpec {
+  description?: string;
+  /** JSON Schema of the body. Omit for an empty body. */
+  schema?: TSchema;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+type StaticOr<S, D> = S extends TSchema ? Static<S> : D;
+
+export interface RouteDefinition<
+  P extends TSchema | undefined = TSchema | undefined,
+  Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> {
+  method: HttpMethod;
+  /**
+   * Express-style path (`/sessions/:id`). Built-in plugins give it relative to `/api/v1`; a third-party plugin's
+   * path is mounted under `/api/v1/plugins/<plugin id>` by the host whatever it declares.
+   */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** `public` needs the plugin capability `routes.public`; every other route requires auth. */
+  auth?: "required" | "public";
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** When false, an absent body is accepted (the handler sees `undefined`). Default true when `body` is set. */
+  bodyRequired?: boolean;
+  /** Per-route JSON body cap in bytes; the host default applies otherwise. */
+  bodyLimit?: number;
+  /** Success responses by status; the host adds the error responses (400/401/404/413/500) itself. */
+  responses: Record<number, TSchema | ResponseSpec>;
+  /** Extra error statuses this route produces (e.g. 409), documented with the Error shape. */
+  errors?: number[];
+  handler(
+    req: RouteRequest<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, StaticOr<B, undefined>>,
+  ): RouteResult | Promise<RouteResult>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry stores routes of every shape
+export type AnyRoute = RouteDefinition<any, any, any>;
+
+/** Identity function that gives a route declaration full static types from its schemas. */
+export function defineRoute<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(route: RouteDefinition<P, Q, B>): RouteDefinition<P, Q, B> {
+  return route;
+}
+
+export function isResponseSpec(x: TSchema | ResponseSpec): x is ResponseSpec {
+  return !(Kind in x);
+}

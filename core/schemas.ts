@@ -1,0 +1,117 @@
+import { Type as T } from "@sinclair/typebox";
+
+/**
+ * Shared wire shapes. A `title` makes a schema a named component of the OpenAPI document; routes reuse these
+ * objects so the document and the validation stay one thing.
+ */
+export const ErrorSchema = T.Object(
+  { error: T.String({ description: "A readable message" }) },
+  { title: "Error", additionalProperties: true },
+);
+
+export const OkSchema = T.Object({ ok: T.Literal(true) }, { title: "Ok", additionalProperties: true });
+
+export const SessionIdParams = T.Object({
+  id: T.String({ description: "Session id", minLength: 1, maxLength: 200 }),
+});
+
+export const SessionUsageSchema = T.Object(
+  {
+    promptTokens: T.Number(),
+    completionTokens: T.Number(),
+    totalTokens: T.Number(),
+    cost: T.Number(),
+    cacheReadTokens: T.Number(),
+    cacheWriteTokens: T.Number(),
+    uncachedTokens: T.Number(),
+    subagentTokens: T.Number(),
+  },
+  { title: "SessionUsage" },
+);
+
+export const SessionSummarySchema = T.Object(
+  {
+    id: T.String(),
+    persona: T.String(),
+    model: T.String(),
+    cwd: T.String(),
+    title: T.Optional(T.String()),
+    pinned: T.Optional(T.Boolean()),
+    mode: T.Union([T.Literal("build"), T.Literal("plan")]),
+    status: T.Union([T.Literal("idle"), T.Literal("running"), T.Literal("error")]),
+    isSandbox: T.Boolean(),
+    messageCount: T.Integer({ description: "User messages plus assistant messages with text" }),
+    createdAt: T.String({ format: "date-time" }),
+    updatedAt: T.String({ format: "date-time" }),
+  },
+  { title: "SessionSummary" },
+);
+
+export const DisplayToolCallSchema = T.Object(
+  {
+    id: T.String(),
+    name: T.String(),
+    args: T.String({ description: "Raw JSON arguments from the model" }),
+    status: T.Union([T.Literal("ok"), T.Literal("error"), T.Literal("running")]),
+    result: T.String(),
+    error: T.Optional(T.Unknown()),
+    images: T.Optional(T.Array(T.String())),
+  },
+  { title: "DisplayToolCall" },
+);
+
+export const DisplayMessageSchema = T.Object(
+  {
+    role: T.Union([T.Literal("system"), T.Literal("user"), T.Literal("assistant"), T.Literal("warning")]),
+    content: T.Union([T.String(), T.Null()]),
+    seq: T.Optional(T.Integer()),
+    clientMessageId: T.Optional(T.String()),
+    toolCalls: T.Optional(T.Array(DisplayToolCallSchema)),
+    thinking: T.Optional(T.String()),
+    turnMeta: T.Optional(T.Unknown()),
+    images: T.Optional(T.Array(T.String({ description: "URL of GET /sessions/{id}/image" }))),
+  },
+  { title: "DisplayMessage" },
+);
+
+export const HistoryPageFields = {
+  messages: T.Array(DisplayMessageSchema),
+  oldestSeq: T.Union([T.Integer(), T.Null()]),
+  hasMoreHistory: T.Boolean(),
+};
+
+export const SessionSchema = T.Object(
+  {
+    id: T.String(),
+    persona: T.String(),
+    model: T.String(),
+    cwd: T.String(),
+    mode: T.Union([T.Literal("build"), T.Literal("plan")]),
+    title: T.Optional(T.String()),
+    pinned: T.Optional(T.Boolean()),
+    isSandbox: T.Boolean(),
+    shareToken: T.Union([T.String(), T.Null()]),
+    status: T.Union([T.Literal("idle"), T.Literal("running"), T.Literal("error")]),
+    turnStartedAt: T.Union([T.Integer({ description: "Epoch ms" }), T.Null()]),
+    streaming: T.Union([T.Array(T.Unknown()), T.Null()], { description: "Live blocks of the running turn" }),
+    ...HistoryPageFields,
+    messageCount: T.Integer(),
+    usage: SessionUsageSchema,
+    createdAt: T.String({ format: "date-time" }),
+    updatedAt: T.String({ format: "date-time" }),
+  },
+  {
+    title: "Session",
+    additionalProperties: true,
+    description: "Pending decisions (question, planTransition, pendingConfirmations) appear as extra fields",
+  },
+);
+
+export const WebEventSchema = T.Object(
+  {
+    type: T.String({ description: "Event kind: token, thinking, tool_start, tool_end, usage, turn_end, end, ..." }),
+    sessionId: T.Optional(T.String()),
+    seq: T.Optional(T.Integer({ description: "Per-session sequence number (also the SSE id)" })),
+  },
+  { title: "WebEvent", additionalProperties: true },
+);

@@ -1,0 +1,108 @@
+export type SessionMode = "build" | "plan";
+export type SessionStatus = "idle" | "running" | "error";
+
+export interface SessionUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cost: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  uncachedTokens: number;
+  subagentTokens: number;
+}
+
+export function emptyUsage(): SessionUsage {
+  return {
+    promptTokens: 0,
+    completionTokens: 0,
+    totalTokens: 0,
+    cost: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    uncachedTokens: 0,
+    subagentTokens: 0,
+  };
+}
+
+/** A session as stored. Timestamps are ISO-8601 strings. */
+export interface SessionRecord {
+  id: string;
+  title: string | null;
+  pinned: boolean;
+  persona: string;
+  model: string;
+  cwd: string;
+  mode: SessionMode;
+  isSandbox: boolean;
+  shareToken: string | null;
+  /** user messages + assistant messages with text (tool-call-only steps do not count). Same for every reader. */
+  messageCount: number;
+  usage: SessionUsage;
+  createdAt: string;
+  updatedAt: string;
+  /** Plugin-owned extra state (todos, plan transition, ...), small JSON. */
+  meta: Record<string, unknown>;
+}
+
+/** Element of GET /sessions and of the all-sessions stream. */
+export interface SessionSummary {
+  id: string;
+  persona: string;
+  model: string;
+  cwd: string;
+  title?: string;
+  pinned?: boolean;
+  mode: SessionMode;
+  status: SessionStatus;
+  isSandbox: boolean;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type MessageRole = "system" | "user" | "assistant" | "tool";
+
+export type MessageContent =
+  | string
+  | null
+  | Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
+
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON string from the model. */
+  arguments: string;
+}
+
+/** One row of a session's history, appended once and never rewritten (only its in-context flag changes). */
+export interface StoredMessage {
+  seq: number;
+  role: MessageRole;
+  content: MessageContent;
+  toolCalls?: StoredToolCall[];
+  /** For role "tool": the call it answers, and the tool's name. */
+  toolCallId?: string;
+  toolName?: string;
+  thinking?: string;
+  clientMessageId?: string;
+  /** Part of what is sent to the model (false after compaction / clean-context). */
+  inContext: boolean;
+  createdAt: string;
+  /** Extra structured data (tool error, turn meta, ...). */
+  meta?: Record<string, unknown>;
+}
+
+export type NewMessage = Omit<StoredMessage, "seq" | "createdAt" | "inContext"> & {
+  inContext?: boolean;
+  createdAt?: string;
+};
+
+/** A stored session event (the audit trail and the replay source). */
+export interface StoredEvent {
+  seq: number;
+  ts: string;
+  type: string;
+  /** The event JSON exactly as it went on the wire. */
+  json: string;
+}

@@ -1,0 +1,335 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import type { Persona } from "./contributions.js";
+import { type DisplayMessage, toDisplayMessages } from "./display.js";
+import { ApiError } from "./errors.js";
+import type { SessionEventLog } from "./event-log.js";
+import type { EventBus, SessionEvent } from "./events.js";
+import type { Registry } from "./registry.js";
+import {
+  emptyUsage,
+  type SessionMode,
+  type SessionRecord,
+  type SessionStatus,
+  type SessionSummary,
+  type SessionUsage,
+} from "./session-types.js";
+import type { ListQuery, SessionStore } from "./store.js";
+import { createToken } from "./tokens.js";
+import { idleTurns, type TurnController } from "./turns.js";
+
+export interface SessionDefaults {
+  /** Model for new sessions when the request names none. */
+  model(): string;
+  /** Persona for new sessions when the request names none. */
+  persona: string;
+  /** Directory for new sessions when the request names none. */
+  cwd: string;
+  /** Where `cwd: "sandbox"` sessions get their scratch directory. */
+  sandboxRoot: string;
+}
+
+export interface CreateSessionInput {
+  persona?: string;
+  model?: string;
+  cwd?: string;
+  title?: string;
+}
+
+/** GET /sessions/{id}. */
+export interface SessionView {
+  id: string;
+  persona: string;
+  model: string;
+  cwd: string;
+  mode: SessionMode;
+  title?: string;
+  pinned?: boolean;
+  isSandbox: boolean;
+  shareToken: string | null;
+  status: SessionStatus;
+  turnStartedAt: number | null;
+  streaming: unknown[] | null;
+  messages: DisplayMessage[];
+  oldestSeq: number | null;
+  hasMoreHistory: boolean;
+  messageCount: number;
+  usage: SessionUsage;
+  createdAt: string;
+  updatedAt: string;
+  [pending: string]: unknown;
+}
+
+const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function newSessionId(): string {
+  const rand = BigInt(`0x${randomBytes(6).toString("hex")}`).toString(36).padStart(9, "0");
+  return `${Date.now().toString(36)}${rand}`;
+}
+
+export const DEFAULT_HISTORY_TURNS = 30;
+
+/**
+ * Session lifecycle and metadata. Every change is persisted before it is announced; lifecycle changes go to the
+ * session's own stream and to the all-sessions feed with the full summary.
+ */
+export class SessionService {
+  private turns: TurnController = idleTurns;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly events: SessionEventLog,
+    private readonly bus: EventBus,
+    private readonly personas: Registry<Persona>,
+    private readonly defaults: SessionDefaults,
+  ) {}
+
+  setTurnController(tc: TurnController): void {
+    this.turns = tc;
+  }
+
+  get turnController(): TurnController {
+    return this.turns;
+  }
+
+  /** The session record, or a 404. Malformed ids are simply unknown sessions. */
+  require(id: string): SessionRecord {
+    const rec = ID_RE.test(id) ? this.store.getSession(id) : undefined;
+    if (!rec) throw ApiError.notFound(`Session not found: ${ID_RE.test(id) ? id : "(invalid id)"}`);
+    return rec;
+  }
+
+  find(id: string): SessionRecord | undefined {
+    return ID_RE.test(id) ? this.store.getSession(id) : undefined;
+  }
+
+  create(input: CreateSessionInput): SessionRecord {
+    const personaName = input.persona ?? this.defaults.persona;
+    if (!this.personas.has(personaName)) {
+      throw ApiError.notFound(`Unknown persona "${personaName}" (known: ${this.personaNames().join(", ") || "none"})`);
+    }
+    const id = newSessionId();
+    let cwd: string;
+    let isSandbox = false;
+    if (input.cwd === "sandbox") {
+      cwd = join(this.defaults.sandboxRoot, id);
+      mkdirSync(cwd, { recursive: true });
+      isSandbox = true;
+    } else {
+      cwd = resolveDirectory(input.cwd ?? this.defaults.cwd);
+    }
+    const now = new Date().toISOString();
+    const rec: SessionRecord = {
+      id,
+      title: input.title?.trim() ? input.title.trim().slice(0, 200) : null,
+      pinned: false,
+      persona: personaName,
+      model: input.model ?? this.defaults.model(),
+      cwd,
+      mode: "build",
+      isSandbox,
+      shareToken: null,
+      messageCount: 0,
+      usage: emptyUsage(),
+      createdAt: now,
+      updatedAt: now,
+      meta: {},
+    };
+    this.store.createSession(rec);
+    this.announce("session_created", rec);
+    return rec;
+  }
+
+  list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
+    const { sessions, total } = this.store.listSessions(query);
+    return { sessions: sessions.map((s) => this.summary(s)), total };
+  }
+
+  summary(rec: SessionRecord): SessionSummary {
+    const s: SessionSummary = {
+      id: rec.id,
+      persona: rec.persona,
+      model: rec.model,
+      cwd: rec.cwd,
+      mode: rec.mode,
+      status: this.turns.status(rec.id),
+      isSandbox: rec.isSandbox,
+      messageCount: rec.messageCount,
+      createdAt: rec.createdAt,
+      updatedAt: rec.updatedAt,
+    };
+    if (rec.title) s.title = rec.title;
+    if (rec.pinned) s.pinned = true;
+    return s;
+  }
+
+  view(id: string, turns: number, apiBase: string): SessionView {
+    const rec = this.require(id);
+    const page = this.store.historyPage(id, turns);
+    const v: SessionView = {
+      id: rec.id,
+      persona: rec.persona,
+      model: rec.model,
+      cwd: rec.cwd,
+      mode: rec.mode,
+      isSandbox: rec.isSandbox,
+      shareToken: rec.shareToken,
+      status: this.turns.status(id),
+      turnStartedAt: this.turns.turnStartedAt(id),
+      streaming: this.turns.streaming(id),
+      messages: toDisplayMessages(page.messages, id, apiBase),
+      oldestSeq: page.oldestSeq,
+      hasMoreHistory: page.hasMoreHistory,
+      messageCount: rec.messageCount,
+      usage: rec.usage,
+      createdAt: rec.createdAt,
+      updatedAt: rec.updatedAt,
+      ...this.turns.pending(id),
+    };
+    if (rec.title) v.title = rec.title;
+    if (rec.pinned) v.pinned = true;
+    return v;
+  }
+
+  history(id: string, beforeSeq: number, turns: number, apiBase: string) {
+    this.require(id);
+    const page = this.store.historyPage(id, turns, beforeSeq);
+    return {
+      messages: toDisplayMessages(page.messages, id, apiBase),
+      oldestSeq: page.oldestSeq,
+      hasMoreHistory: page.hasMoreHistory,
+    };
+  }
+
+  /** The first frame of a session stream: the present state. */
+  statusFrame(id: string): SessionEvent {
+    const rec = this.require(id);
+    const startedAt = this.turns.turnStartedAt(id);
+    const frame: SessionEvent = {
+      type: "status",
+      sessionId: id,
+      status: this.turns.status(id),
+      mode: rec.mode,
+      lastSeq: this.events.currentSeq(id),
+      ...this.turns.pending(id),
+    };
+    if (startedAt !== null) frame.startedAt = startedAt;
+    return frame;
+  }
+
+  rename(id: string, title: string): SessionRecord {
+    this.require(id);
+    const t = title.trim().slice(0, 200);
+    const rec = this.update(id, { title: t || null });
+    return rec;
+  }
+
+  setPinned(id: string, pinned: boolean): SessionRecord {
+    this.require(id);
+    return this.update(id, { pinned });
+  }
+
+  setMode(id: string, mode: SessionMode): SessionRecord {
+    this.require(id);
+    return this.update(id, { mode });
+  }
+
+  share(id: string): string {
+    const rec = this.require(id);
+    if (rec.shareToken) return rec.shareToken;
+    const token = randomBytes(24).toString("base64url");
+    this.update(id, { shareToken: token });
+    return token;
+  }
+
+  unshare(id: string): boolean {
+    const rec = this.require(id);
+    if (!rec.shareToken) return false;
+    this.update(id, { shareToken: null });
+    return true;
+  }
+
+  /** An independent copy of what is in the model's context; refused while a turn runs. */
+  fork(id: string): SessionRecord {
+    const src = this.require(id);
+    if (this.turns.status(id) === "running") {
+      throw ApiError.conflict("A turn is running in this session; abort it before forking");
+    }
+    const now = new Date().toISOString();
+    const rec: SessionRecord = {
+      ...src,
+      id: newSessionId(),
+      title: src.title ? `${src.title} (fork)` : null,
+      pinned: false,
+      shareToken: null,
+      isSandbox: false,
+      messageCount: 0,
+      usage: emptyUsage(),
+      createdAt: now,
+      updatedAt: now,
+      meta: { ...src.meta, forkedFrom: src.id },
+    };
+    this.store.createSession(rec);
+    for (const m of this.store.contextMessages(id)) {
+      const { seq: _seq, createdAt: _c, ...rest } = m;
+      this.store.appendMessage(rec.id, rest);
+    }
+    const saved = this.require(rec.id);
+    this.announce("session_created", saved);
+    return saved;
+  }
+
+  /** Unloads the session from the daemon: ends its running turn and closes its streams. Data is kept. */
+  async unload(id: string): Promise<void> {
+    this.require(id);
+    await this.turns.abort(id, "unload");
+    this.events.publish(id, { type: "session_closed" });
+  }
+
+  async deletePermanently(id: string): Promise<void> {
+    const rec = this.require(id);
+    await this.turns.abort(id, "delete");
+    const summary = this.summary(rec);
+    this.events.publish(id, { type: "session_closed", deleted: true });
+    this.events.forget(id);
+    this.store.deleteSession(id);
+    this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
+    this.bus.emit("session.deleted", { sessionId: id, session: summary });
+  }
+
+  /** Persists a metadata change and announces it on both streams. */
+  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord {
+    const rec = this.store.updateSession(id, patch);
+    if (!rec) throw ApiError.notFound(`Session not found: ${id}`);
+    this.announce("session_update", rec);
+    return rec;
+  }
+
+  /** Announces the session's current summary (status changes, metadata changes). */
+  announce(type: "session_created" | "session_update", rec: SessionRecord): void {
+    const summary = this.summary(rec);
+    this.events.publish(rec.id, { type, session: summary });
+    this.events.publishFeed({ type, sessionId: rec.id, session: summary });
+    this.bus.emit(type === "session_created" ? "session.created" : "session.updated", { session: summary });
+  }
+
+  private personaNames(): string[] {
+    return this.personas.list().map((p) => p.name);
+  }
+}
+
+function resolveDirectory(dir: string): string {
+  if (!isAbsolute(dir)) throw ApiError.badRequest(`cwd must be an absolute path: ${dir}`);
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw ApiError.badRequest(`cwd does not exist: ${dir}`);
+  }
+  if (!st.isDirectory()) throw ApiError.badRequest(`cwd is not a directory: ${dir}`);
+  return realpathSync(dir);
+}
+
+export const SessionServiceToken = createToken<SessionService>("sessions");
+export const SessionEventLogToken = createToken<SessionEventLog>("session-event-log");

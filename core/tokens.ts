@@ -1,0 +1,14 @@
+/**
+ * Typed service references. A token names an interface; plugins provide and require services by token,
+ * never by importing each other. The id doubles as the name used in manifests' `provides` / `requires`.
+ */
+export interface ServiceToken<T> {
+  readonly id: string;
+  readonly symbol: symbol;
+  /** Phantom field carrying the service type; never set. */
+  readonly __type?: T;
+}
+
+export function createToken<T>(id: string): ServiceToken<T> {
+  return { id, symbol: Symbol.for(`agentd:${id}`) };
+}

@@ -1,0 +1,37 @@
+import type { EndReason } from "./events.js";
+import type { SessionStatus } from "./session-types.js";
+import { createToken } from "./tokens.js";
+
+/**
+ * What the session layer needs from whoever runs turns (the agent loop plugin). Until one is provided every
+ * session is idle and nothing can be aborted.
+ */
+export interface TurnController {
+  status(sessionId: string): SessionStatus;
+  /** Ids of sessions with a running turn. */
+  running(): string[];
+  /** Epoch ms of the running turn's start, or null. */
+  turnStartedAt(sessionId: string): number | null;
+  /** Live, not yet persisted blocks of the running turn (null when nothing is streaming). */
+  streaming(sessionId: string): unknown[] | null;
+  /** Pending decisions shown in GET /sessions/{id} and the first SSE frame (question, confirmations, ...). */
+  pending(sessionId: string): Record<string, unknown>;
+  /** Ends the running turn (if any) with `end{reason:"aborted"}` and resolves once it has ended. */
+  abort(sessionId: string, why: "user" | "unload" | "delete" | "shutdown"): Promise<void>;
+  /** Aborts every running turn (daemon shutdown). */
+  abortAll(why: "shutdown"): Promise<void>;
+}
+
+export const TurnControllerToken = createToken<TurnController>("turn-controller");
+
+export const idleTurns: TurnController = {
+  status: () => "idle",
+  running: () => [],
+  turnStartedAt: () => null,
+  streaming: () => null,
+  pending: () => ({}),
+  abort: async () => {},
+  abortAll: async () => {},
+};
+
+export type { EndReason };

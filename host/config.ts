@@ -1,0 +1,105 @@
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Static, Type as T } from "@sinclair/typebox";
+import { Ajv, type ErrorObject } from "ajv";
+import { cosmiconfig } from "cosmiconfig";
+
+export const DEFAULT_PORT = 7878;
+
+/** The global config file (`<home>/config.json|yaml|js|mjs`). Every key is documented in the README. */
+export const ConfigSchema = T.Object(
+  {
+    server: T.Optional(
+      T.Object(
+        {
+          host: T.Optional(T.String({ minLength: 1 })),
+          port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
+          allowedHosts: T.Optional(T.Array(T.String({ minLength: 1 }))),
+          maxBodyBytes: T.Optional(T.Integer({ minimum: 1024 })),
+          sseQueueBytes: T.Optional(T.Integer({ minimum: 16384 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    provider: T.Optional(
+      T.Object(
+        {
+          baseURL: T.Optional(T.String({ pattern: "^https?://" })),
+          apiKey: T.Optional(T.String()),
+          model: T.Optional(T.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    defaultPersona: T.Optional(T.String({ minLength: 1 })),
+    defaultCwd: T.Optional(T.String({ minLength: 1 })),
+    plugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
+    disabledPlugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
+    pluginOptions: T.Optional(T.Record(T.String(), T.Object({}))),
+    logLevel: T.Optional(T.String({ enum: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] })),
+    maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
+  },
+  { additionalProperties: false },
+);
+
+export type GlobalConfig = Static<typeof ConfigSchema>;
+
+export interface LoadedConfig {
+  home: string;
+  /** The config file that was read, if any. */
+  file: string | undefined;
+  config: GlobalConfig;
+  provider: { baseURL?: string; apiKey?: string; model?: string };
+}
+
+export class ConfigError extends Error {}
+
+export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(explicit ?? env.AGENTD_HOME ?? join(homedir(), ".agentd"));
+}
+
+const SEARCH_PLACES = ["config.json", "config.yaml", "config.yml", "config.mjs", "config.js", "config.cjs"];
+
+export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  const explorer = cosmiconfig("agentd", { searchPlaces: SEARCH_PLACES, stopDir: home, cache: false });
+  let found: { config: unknown; filepath: string } | null;
+  try {
+    found = await explorer.search(home);
+  } catch (err) {
+    throw new ConfigError(`Could not read the config in ${home}: ${(err as Error).message}`);
+  }
+  // cosmiconfig walks up from `home`; only a file inside the home counts.
+  if (found && resolve(found.filepath, "..") !== home) found = null;
+  const raw = found?.config ?? {};
+  const config = validateConfig(raw, found?.filepath ?? join(home, "config.json"));
+  const provider = {
+    baseURL: config.provider?.baseURL ?? env.OPENAI_BASE_URL,
+    apiKey: config.provider?.apiKey ?? env.OPENAI_API_KEY,
+    model: config.provider?.model ?? env.AGENTD_MODEL,
+  };
+  return { home, file: found?.filepath, config, provider };
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const validate = ajv.compile(ConfigSchema);
+
+export function validateConfig(raw: unknown, file: string): GlobalConfig {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(`${file}: the config must be an object`);
+  }
+  if (!validate(raw)) throw new ConfigError(`${file}: ${describeConfigError(validate.errors?.[0])}`);
+  return raw as GlobalConfig;
+}
+
+function describeConfigError(e: ErrorObject | undefined): string {
+  if (!e) return "invalid config";
+  const key = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
+  if (e.keyword === "additionalProperties") {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    return `unknown key "${key ? `${key}.` : ""}${extra}"`;
+  }
+  if (e.keyword === "enum") {
+    return `"${key}" must be one of ${(e.params as { allowedValues: string[] }).allowedValues.join(", ")}`;
+  }
+  return `"${key || "(root)"}" ${e.message ?? "is invalid"}`;
+}

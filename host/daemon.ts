@@ -1,0 +1,296 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
+import { SessionEventLog } from "../core/event-log.js";
+import { EventBus } from "../core/events.js";
+import {
+  CommandRegistryToken,
+  type DaemonSettings,
+  EventBusToken,
+  LoggerToken,
+  PersonaRegistryToken,
+  ProviderRegistryToken,
+  RouteRegistryToken,
+  SettingsToken,
+  ThemeRegistryToken,
+  ToolRegistryToken,
+} from "../core/registries.js";
+import { Registry } from "../core/registry.js";
+import type { AnyRoute } from "../core/routes.js";
+import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
+import { SessionStoreToken } from "../core/store.js";
+import { TurnControllerToken } from "../core/turns.js";
+import { builtinPlugins } from "../plugins/index.js";
+import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
+import { ServiceContainer } from "./container.js";
+import { hostRoutes } from "./host-routes.js";
+import { Authenticator, isLoopbackAddress } from "./http/auth.js";
+import { buildOpenApi } from "./http/openapi.js";
+import { createApp } from "./http/server.js";
+import { SseHub } from "./http/sse.js";
+import { type PluginHost as PluginHostType, PluginHost, type Registries } from "./loader.js";
+import { createLogger } from "./logger.js";
+import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
+import {
+  ensureHome,
+  loadOrCreateToken,
+  pidAlive,
+  readServerInfo,
+  removeServerInfo,
+  type ServerInfo,
+  writeServerInfo,
+} from "./state.js";
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+export interface DaemonOptions {
+  home?: string;
+  host?: string;
+  port?: number;
+  /** Log to the terminal too (foreground `agentd serve`). */
+  foreground?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Extra plugins (the test harness uses this to add plugins without a config file). */
+  extraPlugins?: PluginSource[];
+  /** Check responses against their schemas (tests). Default: AGENTD_VALIDATE_RESPONSES=1. */
+  validateResponses?: boolean;
+  /** Skip built-in plugins with these ids (tests of failure containment). */
+  builtins?: PluginSource[];
+}
+
+export interface Daemon {
+  readonly home: string;
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  readonly info: ServerInfo;
+  readonly plugins: PluginHostType;
+  readonly services: ServiceContainer;
+  /** Re-reads the token file (after `agentd token --rotate`). */
+  reloadToken(): void;
+  stop(): Promise<void>;
+}
+
+export class DaemonStartError extends Error {}
+
+/** Boots the daemon: config, plugins (register, start), HTTP listener, then server.json. */
+export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
+  const env = opts.env ?? process.env;
+  const home = resolveHome(opts.home, env);
+  ensureHome(home);
+  const loaded: LoadedConfig = await loadConfig(home, env);
+  const cfg = loaded.config;
+  const { logger, flush } = createLogger({
+    home,
+    level: env.AGENTD_LOG_LEVEL ?? cfg.logLevel ?? "info",
+    terminal: opts.foreground === true,
+  });
+  const log = logger;
+
+  const existing = readServerInfo(home);
+  if (existing && existing.pid !== process.pid && pidAlive(existing.pid)) {
+    throw new DaemonStartError(`agentd is already running for ${home} (pid ${existing.pid}, ${existing.url})`);
+  }
+
+  const token = loadOrCreateToken(home);
+  const auth = new Authenticator(token);
+  const instanceId = randomBytes(18).toString("base64url");
+  const startedAt = new Date().toISOString();
+
+  const services = new ServiceContainer();
+  const bus = new EventBus(log);
+  const registries: Registries = {
+    routes: new Registry<AnyRoute>("route", (r) => `${r.method} ${r.path}`),
+    tools: new Registry<ToolDefinition>("tool", (t) => t.name),
+    personas: new Registry<Persona>("persona", (p) => p.name),
+    themes: new Registry<Theme>("theme", (t) => t.id),
+    commands: new Registry<SlashCommand>("command", (c) => c.name),
+    providers: new Registry<Provider>("provider", (p) => p.id),
+  };
+  const settings: DaemonSettings = {
+    home,
+    version: VERSION,
+    provider: loaded.provider,
+    defaultPersona: cfg.defaultPersona ?? "default",
+    defaultCwd: cfg.defaultCwd ?? env.HOME ?? homedir(),
+    raw: cfg as Record<string, unknown>,
+  };
+  services.provide("host", LoggerToken, log);
+  services.provide("host", EventBusToken, bus);
+  services.provide("host", SettingsToken, settings);
+  services.provide("host", ToolRegistryToken, registries.tools);
+  services.provide("host", PersonaRegistryToken, registries.personas);
+  services.provide("host", ThemeRegistryToken, registries.themes);
+  services.provide("host", CommandRegistryToken, registries.commands);
+  services.provide("host", ProviderRegistryToken, registries.providers);
+  services.provide("host", RouteRegistryToken, registries.routes);
+  services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
+  services.provideLazy(SessionServiceToken, () => {
+    const svc = new SessionService(services.get(SessionStoreToken), services.get(SessionEventLogToken), bus, registries.personas, {
+      model: () => settings.provider.model ?? "default",
+      persona: settings.defaultPersona,
+      cwd: settings.defaultCwd,
+      sandboxRoot: join(home, "sandbox"),
+    });
+    const tc = services.tryGet(TurnControllerToken);
+    if (tc) svc.setTurnController(tc);
+    return svc;
+  });
+
+  const pluginHost = new PluginHost({
+    services,
+    registries,
+    bus,
+    log,
+    home,
+    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
+    disabled: cfg.disabledPlugins ?? [],
+  });
+  const sources: PluginSource[] = [...(opts.builtins ?? builtinPlugins.map(builtinSource))];
+  for (const spec of cfg.plugins ?? []) {
+    try {
+      sources.push(thirdPartySource(spec, home));
+    } catch (err) {
+      sources.push(brokenSource(spec, (err as Error).message));
+    }
+  }
+  sources.push(...(opts.extraPlugins ?? []));
+
+  const hub = new SseHub();
+  let server: Server | undefined;
+  let openApiCache: Record<string, unknown> | undefined;
+  registries.routes.onChange(() => {
+    openApiCache = undefined;
+  });
+  const sessions = () => services.get(SessionServiceToken);
+  const info = {
+    pid: process.pid,
+    instanceId,
+    version: VERSION,
+    startedAt,
+    foreground: opts.foreground === true,
+    address: () => {
+      const a = server?.address() as AddressInfo | null | undefined;
+      return a ? { host: a.address, port: a.port, url: `http://${urlHost(a.address)}:${a.port}` } : undefined;
+    },
+    plugins: () => pluginHost.statuses(),
+    openApi: () => {
+      openApiCache ??= buildOpenApi(registries.routes.entries(), VERSION);
+      return openApiCache;
+    },
+    sseClients: () => hub.size,
+  };
+  const runningCount = () => sessions().turnController.running().length;
+  for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount)) {
+    registries.routes.add("host", r);
+  }
+
+  await pluginHost.load(sources);
+  await pluginHost.start();
+  const sessionService = sessions();
+
+  const bindHost = opts.host ?? cfg.server?.host ?? "127.0.0.1";
+  const port = opts.port ?? cfg.server?.port ?? DEFAULT_PORT;
+  const allowedHosts = new Set((cfg.server?.allowedHosts ?? []).map((h) => h.toLowerCase()));
+  if (!isLoopbackAddress(bindHost) && bindHost !== "localhost") {
+    allowedHosts.add(bindHost.toLowerCase());
+    log.warn({ host: bindHost }, "listening on a non-loopback address: bearer tokens are still accepted from loopback only");
+  }
+  const app = createApp({
+    routes: registries.routes,
+    auth,
+    log,
+    hub,
+    allowedHosts,
+    maxBodyBytes: cfg.server?.maxBodyBytes ?? 1024 * 1024,
+    sseQueueBytes: cfg.server?.sseQueueBytes ?? 1024 * 1024,
+    validateResponses: opts.validateResponses ?? env.AGENTD_VALIDATE_RESPONSES === "1",
+    version: VERSION,
+  });
+  server = createServer({ keepAliveTimeout: 5000 }, app);
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server?.once("error", reject);
+    server?.listen(port, bindHost, () => resolve());
+  }).catch(async (err: NodeJS.ErrnoException) => {
+    await pluginHost.stop();
+    flush();
+    throw new DaemonStartError(`cannot listen on ${bindHost}:${port}: ${err.code ?? err.message}`);
+  });
+  const addr = info.address();
+  if (!addr) throw new DaemonStartError("the listener has no address");
+  const serverInfo: ServerInfo = {
+    pid: process.pid,
+    host: addr.host,
+    port: addr.port,
+    url: addr.url,
+    token,
+    instanceId,
+    startedAt,
+    version: VERSION,
+    apiVersion: 1,
+  };
+  writeServerInfo(home, serverInfo);
+  log.info(
+    { url: addr.url, home, plugins: pluginHost.statuses().map((p) => `${p.id}:${p.state}`), bootMs: Math.round(performance.now()) },
+    "agentd listening",
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    home,
+    url: addr.url,
+    port: addr.port,
+    host: addr.host,
+    info: serverInfo,
+    plugins: pluginHost,
+    services,
+    reloadToken() {
+      const t = loadOrCreateToken(home);
+      auth.setToken(t);
+      serverInfo.token = t;
+      writeServerInfo(home, serverInfo);
+      log.info("access token reloaded");
+    },
+    stop() {
+      stopping ??= (async () => {
+        log.info("shutting down");
+        await sessionService.turnController.abortAll("shutdown").catch((err) => log.error({ err }, "abort on shutdown failed"));
+        hub.closeAll();
+        const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
+        server?.closeAllConnections();
+        await closed;
+        services.tryGet(SessionEventLogToken)?.close();
+        await pluginHost.stop();
+        removeServerInfo(home, instanceId);
+        log.info("stopped");
+        flush();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function brokenSource(spec: string, message: string): PluginSource {
+  const id = spec.replace(/[^a-z0-9-]+/gi, "-").replace(/^-+|-+$/g, "").toLowerCase().slice(0, 64) || "unknown";
+  return {
+    manifest: { id, version: "0.0.0", description: `unreadable plugin ${spec}` },
+    origin: "config",
+    spec,
+    load: async () => {
+      throw new Error(message);
+    },
+  };
+}
+
+function urlHost(h: string): string {
+  return h.includes(":") ? `[${h}]` : h;
+}

@@ -1,0 +1,150 @@
+import { Type as T } from "@sinclair/typebox";
+import { type AnyRoute, defineRoute } from "../core/routes.js";
+import { SessionIdParams, WebEventSchema } from "../core/schemas.js";
+import type { SessionService } from "../core/sessions.js";
+import type { SessionEventLog } from "../core/event-log.js";
+import type { PluginStatus } from "./loader.js";
+import { streamFeed, streamSession } from "./http/event-streams.js";
+
+export interface HostInfo {
+  pid: number;
+  instanceId: string;
+  version: string;
+  startedAt: string;
+  foreground: boolean;
+  address(): { host: string; port: number; url: string } | undefined;
+  plugins(): PluginStatus[];
+  openApi(): Record<string, unknown>;
+  sseClients(): number;
+}
+
+const PluginStatusSchema = T.Object(
+  {
+    id: T.String(),
+    version: T.String(),
+    description: T.String(),
+    origin: T.Union([T.Literal("builtin"), T.Literal("config")]),
+    state: T.Union([T.Literal("active"), T.Literal("failed"), T.Literal("disabled")]),
+    error: T.Optional(T.String()),
+    required: T.Boolean(),
+    capabilities: T.Array(T.String()),
+    bootMs: T.Number(),
+    contributions: T.Record(T.String(), T.Integer()),
+  },
+  { title: "PluginStatus" },
+);
+
+const DaemonStatusSchema = T.Object(
+  {
+    running: T.Literal(true),
+    pid: T.Integer(),
+    host: T.String(),
+    port: T.Integer(),
+    url: T.String(),
+    startedAt: T.String({ format: "date-time" }),
+    uptimeMs: T.Integer(),
+    foreground: T.Boolean(),
+    version: T.String(),
+    apiVersion: T.String(),
+    instanceId: T.String(),
+    sessions: T.Object({ running: T.Integer() }),
+    sseClients: T.Integer(),
+    memory: T.Object({ rss: T.Integer(), heapUsed: T.Integer() }),
+    plugins: T.Array(PluginStatusSchema),
+  },
+  { title: "DaemonStatus" },
+);
+
+const DaemonIdentitySchema = T.Object(
+  { instanceId: T.String(), pid: T.Integer(), version: T.String() },
+  { title: "DaemonIdentity" },
+);
+
+const EventStreamResponse = {
+  description: "text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`)",
+  contentType: "text/event-stream",
+  schema: WebEventSchema,
+};
+
+/** Routes that are the host itself: its description, its status and the event streams. */
+export function hostRoutes(
+  info: HostInfo,
+  sessions: () => SessionService,
+  log: () => SessionEventLog,
+  running: () => number,
+): AnyRoute[] {
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/openapi.json",
+      operationId: "getOpenApi",
+      summary: "The OpenAPI 3.1 description of this API (no authentication)",
+      tags: ["server"],
+      auth: "public",
+      responses: { 200: T.Object({}, { additionalProperties: true, description: "OpenAPI 3.1 document" }) },
+      handler: () => ({ body: info.openApi() }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/server/status",
+      operationId: "getServerStatus",
+      summary: "Daemon status with the state of every plugin",
+      tags: ["server"],
+      responses: { 200: DaemonStatusSchema },
+      handler: () => {
+        const addr = info.address() ?? { host: "", port: 0, url: "" };
+        const mem = process.memoryUsage();
+        return {
+          body: {
+            running: true as const,
+            pid: info.pid,
+            ...addr,
+            startedAt: info.startedAt,
+            uptimeMs: Math.round(process.uptime() * 1000),
+            foreground: info.foreground,
+            version: info.version,
+            apiVersion: "1.0.0",
+            instanceId: info.instanceId,
+            sessions: { running: running() },
+            sseClients: info.sseClients(),
+            memory: { rss: mem.rss, heapUsed: mem.heapUsed },
+            plugins: info.plugins(),
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/server/identity",
+      operationId: "getServerIdentity",
+      summary: "Identity of this daemon process (to verify a recorded pid)",
+      tags: ["server"],
+      responses: { 200: DaemonIdentitySchema },
+      handler: () => ({ body: { instanceId: info.instanceId, pid: info.pid, version: info.version } }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/sessions/events",
+      operationId: "streamAllSessions",
+      summary: "Server-sent events for all sessions: session_created, session_update, session_deleted",
+      tags: ["events"],
+      responses: { 200: EventStreamResponse },
+      handler: () => ({ sse: (stream) => streamFeed(stream, log()) }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/sessions/:id/events",
+      operationId: "streamSession",
+      summary: "Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events",
+      tags: ["events"],
+      params: SessionIdParams,
+      responses: { 200: EventStreamResponse },
+      handler: (req) => {
+        const svc = sessions();
+        svc.require(req.params.id);
+        return { sse: (stream) => streamSession(stream, req.params.id, svc, log()) };
+      },
+    }),
+  ];
+}
+

@@ -1,0 +1,229 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { ApiError, isApiError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { Owned, Registry } from "../../core/registry.js";
+import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
+import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
+import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
+import { mountLoginPages } from "./pages.js";
+import { HttpSseStream, type SseHub } from "./sse.js";
+import { type CompiledValidators, compileRoute, describeErrors } from "./validation.js";
+
+export interface HttpOptions {
+  routes: Registry<AnyRoute>;
+  auth: Authenticator;
+  log: Logger;
+  hub: SseHub;
+  allowedHosts: ReadonlySet<string>;
+  maxBodyBytes: number;
+  sseQueueBytes: number;
+  /** Check every JSON response against its declared schema (tests turn this on to catch drift). */
+  validateResponses: boolean;
+  version: string;
+}
+
+const SECURITY_HEADERS = {
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Cross-Origin-Resource-Policy": "same-origin",
+  "Cross-Origin-Opener-Policy": "same-origin",
+};
+
+export function createApp(opts: HttpOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    res.set(SECURITY_HEADERS);
+    if (req.path === API_PREFIX || req.path.startsWith(`${API_PREFIX}/`)) res.set(API_VERSION_HEADERS);
+    if (!isAllowedHost(req.headers.host, opts.allowedHosts)) {
+      return sendError(res, new ApiError(403, "Host header not allowed (only loopback names or configured hosts)"));
+    }
+    if (isCrossSite(req)) return sendError(res, new ApiError(403, "Cross-site request refused"));
+    next();
+  });
+
+  mountLoginPages(app, opts.auth, opts.version);
+
+  // Routes are rebuilt lazily after the registry changes (plugins load or unload).
+  let router: express.Router | undefined;
+  opts.routes.onChange(() => {
+    router = undefined;
+  });
+  app.use((req, res, next) => {
+    router ??= buildRouter(opts);
+    router(req, res, next);
+  });
+
+  app.use((req: Request, res: Response) => {
+    const api = req.path.startsWith("/api/");
+    sendError(res, ApiError.notFound(api ? `Unknown API route: ${req.method} ${req.path}` : "Not found"));
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (!isApiError(err)) opts.log.error({ err, method: req.method, path: req.path }, "request failed");
+    sendError(res, toApiError(err));
+  });
+  return app;
+}
+
+function toApiError(err: unknown): ApiError {
+  if (isApiError(err)) return err;
+  const type = (err as { type?: string } | null)?.type;
+  if (type === "entity.too.large") {
+    const limit = (err as { limit?: number }).limit;
+    return new ApiError(413, `Request body too large${limit ? ` (limit ${limit} bytes)` : ""}`);
+  }
+  if (type === "entity.parse.failed") return ApiError.badRequest("Invalid JSON in request body");
+  if (type === "encoding.unsupported" || type === "charset.unsupported") {
+    return new ApiError(415, "Unsupported body encoding");
+  }
+  if (type === "request.aborted") return ApiError.badRequest("Request aborted");
+  return new ApiError(500, "Internal server error");
+}
+
+export function sendError(res: ServerResponse, err: ApiError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: err.message, ...err.extra });
+  res.writeHead(err.status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Cache-Control": "no-store",
+    "Content-Length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+/** Literal segments sort before parameters, so `/sessions/events` wins over `/sessions/:id`. */
+function bySpecificity(a: Owned<AnyRoute>, b: Owned<AnyRoute>): number {
+  const sa = a.item.path.split("/");
+  const sb = b.item.path.split("/");
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const pa = (sa[i] ?? "").startsWith(":") ? 1 : 0;
+    const pb = (sb[i] ?? "").startsWith(":") ? 1 : 0;
+    if (pa !== pb) return pa - pb;
+  }
+  return 0;
+}
+
+function buildRouter(opts: HttpOptions): express.Router {
+  const router = express.Router({ strict: false, caseSensitive: true });
+  const parsers = new Map<number, express.RequestHandler>();
+  const jsonParser = (limit: number) => {
+    let p = parsers.get(limit);
+    if (!p) {
+      p = express.json({ limit, type: () => true, strict: false });
+      parsers.set(limit, p);
+    }
+    return p;
+  };
+  for (const entry of [...opts.routes.entries()].sort(bySpecificity)) {
+    const route = entry.item;
+    const compiled = compileRoute(route, opts.validateResponses);
+    const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
+    const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
+    router[method](API_PREFIX + route.path, async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        await handle(route, compiled, parse, opts, req, res);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+  return router;
+}
+
+async function handle(
+  route: AnyRoute,
+  v: CompiledValidators,
+  parse: express.RequestHandler | undefined,
+  opts: HttpOptions,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  let principal: Principal = { kind: "anonymous" };
+  if (route.auth !== "public") {
+    const kind = opts.auth.authenticate(req);
+    if (!kind) throw new ApiError(401, "Authentication required");
+    principal = { kind };
+  }
+  const params = { ...req.params } as Record<string, unknown>;
+  if (v.params && !v.params(params)) throw ApiError.notFound(`Not found: ${describeErrors("path", v.params.errors)}`);
+  const query = { ...(req.query as Record<string, unknown>) };
+  if (v.query && !v.query(query)) throw ApiError.badRequest(describeErrors("query", v.query.errors));
+  let body: unknown;
+  if (parse) {
+    await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    body = req.body;
+    if (body === undefined) {
+      if (route.bodyRequired !== false) throw ApiError.badRequest("A JSON request body is required");
+    } else if (v.body && !v.body(body)) {
+      throw ApiError.badRequest(describeErrors("body", v.body.errors));
+    }
+  }
+  const ac = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  const result = await route.handler({
+    params,
+    query,
+    body,
+    headers: req.headers,
+    apiBase: API_PREFIX,
+    principal,
+    signal: ac.signal,
+  });
+  send(route, v, opts, req, res, result);
+}
+
+function send(
+  route: AnyRoute,
+  v: CompiledValidators,
+  opts: HttpOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  result: RouteResult,
+): void {
+  if ("sse" in result) {
+    const last = req.headers["last-event-id"];
+    const stream = new HttpSseStream(res, typeof last === "string" ? last : undefined, opts.sseQueueBytes, API_VERSION_HEADERS);
+    opts.hub.add(stream);
+    result.sse(stream);
+    return;
+  }
+  const status = result.status ?? 200;
+  if ("html" in result) {
+    res.writeHead(status, { ...result.headers, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+    res.end(result.html);
+    return;
+  }
+  if ("bytes" in result) {
+    res.writeHead(status, { "Cache-Control": "no-store", ...result.headers, "Content-Type": result.contentType });
+    if (result.bytes instanceof Uint8Array) res.end(result.bytes);
+    else (result.bytes as Readable).pipe(res);
+    return;
+  }
+  const check = v.responses.get(status);
+  if (opts.validateResponses && check && !check(result.body)) {
+    const msg = describeErrors(`response ${status}`, check.errors);
+    opts.log.error({ route: route.operationId }, `response does not match its schema: ${msg}`);
+    throw new ApiError(500, `Response does not match its declared schema: ${msg}`);
+  }
+  const json = JSON.stringify(result.body);
+  res.writeHead(status, {
+    ...result.headers,
+    "Content-Type": "application/json; charset=utf-8",
+    "Cache-Control": "no-store",
+    "Content-Length": Buffer.byteLength(json),
+  });
+  res.end(json);
+}
+

@@ -1,0 +1,308 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Ajv } from "ajv";
+import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
+import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
+import { errorMessage } from "../core/errors.js";
+import type { EventBus } from "../core/events.js";
+import type { Logger } from "../core/logger.js";
+import type { Capability, ContributionPoint, Plugin, PluginContext, PluginManifest } from "../core/plugin.js";
+import type { Registry } from "../core/registry.js";
+import type { AnyRoute } from "../core/routes.js";
+import { SessionStoreToken } from "../core/store.js";
+import type { ServiceContainer } from "./container.js";
+import type { PluginSource } from "./plugin-sources.js";
+
+export interface Registries {
+  routes: Registry<AnyRoute>;
+  tools: Registry<ToolDefinition>;
+  personas: Registry<Persona>;
+  themes: Registry<Theme>;
+  commands: Registry<SlashCommand>;
+  providers: Registry<Provider>;
+}
+
+export type PluginState = "active" | "failed" | "disabled";
+
+export interface PluginStatus {
+  id: string;
+  version: string;
+  description: string;
+  origin: "builtin" | "config";
+  state: PluginState;
+  error?: string;
+  required: boolean;
+  capabilities: string[];
+  bootMs: number;
+  contributions: Record<keyof Registries, number>;
+}
+
+export class FatalPluginError extends Error {}
+
+interface Entry {
+  source: PluginSource;
+  manifest: PluginManifest;
+  plugin?: Plugin;
+  ctx?: PluginContext;
+  state: PluginState | "pending";
+  error?: string;
+  bootMs: number;
+  scope: DisposableStore;
+}
+
+const ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+export interface PluginHostDeps {
+  services: ServiceContainer;
+  registries: Registries;
+  bus: EventBus;
+  log: Logger;
+  home: string;
+  options: Record<string, object>;
+  disabled: string[];
+}
+
+/**
+ * Loads plugins in dependency order and contains their failures: a plugin that throws in `register` or
+ * `start` (or whose requirements are missing) is unloaded (its contributions disposed) and reported, and the
+ * daemon goes on, unless the plugin is marked required.
+ */
+export class PluginHost {
+  private readonly entries: Entry[] = [];
+  private readonly ajv = new Ajv({ strict: false, useDefaults: true });
+
+  constructor(private readonly deps: PluginHostDeps) {}
+
+  /** Resolves manifests, orders by `requires`, imports and registers each plugin. */
+  async load(sources: PluginSource[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const source of sources) {
+      const m = source.manifest;
+      const entry: Entry = { source, manifest: m, state: "pending", bootMs: 0, scope: new DisposableStore() };
+      this.entries.push(entry);
+      if (!ID_RE.test(m.id)) this.fail(entry, `invalid plugin id "${m.id}" (kebab-case, max 64 chars)`);
+      else if (seen.has(m.id)) this.fail(entry, `another plugin already has the id "${m.id}"`);
+      else if (this.deps.disabled.includes(m.id)) {
+        if (m.required) throw new FatalPluginError(`plugin "${m.id}" is required and cannot be disabled`);
+        entry.state = "disabled";
+      }
+      seen.add(m.id);
+    }
+    for (const entry of this.order()) {
+      if (entry.state !== "pending") continue;
+      const missing = this.missingRequirement(entry.manifest);
+      if (missing) {
+        this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
+        continue;
+      }
+      const t0 = performance.now();
+      try {
+        entry.plugin = await entry.source.load();
+        entry.ctx = this.contextFor(entry);
+        entry.plugin.register(entry.ctx);
+        entry.state = "active";
+      } catch (err) {
+        this.fail(entry, `register failed: ${errorMessage(err)}`, err);
+      }
+      entry.bootMs = performance.now() - t0;
+    }
+  }
+
+  /** Runs every active plugin's `start` in order, each bounded by its timeout. */
+  async start(): Promise<void> {
+    for (const entry of this.order()) {
+      if (entry.state !== "active" || !entry.plugin?.start || !entry.ctx) continue;
+      const t0 = performance.now();
+      try {
+        await withTimeout(
+          Promise.resolve(entry.plugin.start(entry.ctx)),
+          entry.manifest.startTimeoutMs ?? 10_000,
+          "start",
+        );
+      } catch (err) {
+        this.fail(entry, `start failed: ${errorMessage(err)}`, err);
+      }
+      entry.bootMs += performance.now() - t0;
+    }
+  }
+
+  /** Stops active plugins in reverse order and disposes their contributions. */
+  async stop(): Promise<void> {
+    for (const entry of this.order().reverse()) {
+      if (entry.state !== "active") continue;
+      try {
+        if (entry.plugin?.stop && entry.ctx) await withTimeout(Promise.resolve(entry.plugin.stop(entry.ctx)), 5000, "stop");
+      } catch (err) {
+        this.deps.log.error({ err, plugin: entry.manifest.id }, "plugin stop failed");
+      }
+      entry.scope.dispose();
+      entry.state = "disabled";
+    }
+  }
+
+  statuses(): PluginStatus[] {
+    const r = this.deps.registries;
+    return this.entries.map((e) => {
+      const id = e.manifest.id;
+      const s: PluginStatus = {
+        id,
+        version: String(e.manifest.version ?? ""),
+        description: String(e.manifest.description ?? ""),
+        origin: e.source.origin,
+        state: e.state === "pending" ? "failed" : e.state,
+        required: e.manifest.required === true,
+        capabilities: e.manifest.capabilities ?? [],
+        bootMs: Math.round(e.bootMs * 100) / 100,
+        contributions: {
+          routes: r.routes.countBy(id),
+          tools: r.tools.countBy(id),
+          personas: r.personas.countBy(id),
+          themes: r.themes.countBy(id),
+          commands: r.commands.countBy(id),
+          providers: r.providers.countBy(id),
+        },
+      };
+      if (e.error) s.error = e.error;
+      return s;
+    });
+  }
+
+  private fail(entry: Entry, message: string, err?: unknown): void {
+    const id = entry.manifest.id;
+    entry.state = "failed";
+    entry.error = message;
+    for (const e of entry.scope.dispose()) this.deps.log.warn({ err: e, plugin: id }, "dispose failed");
+    this.deps.log.error({ plugin: id, err }, `plugin ${id}: ${message}`);
+    if (entry.manifest.required) throw new FatalPluginError(`required plugin "${id}" failed: ${message}`);
+    // Plugins that depended on this one cannot keep running.
+    const provided = new Set([id, ...(entry.manifest.provides ?? [])]);
+    for (const other of this.entries) {
+      if (other.state !== "active") continue;
+      const dep = (other.manifest.requires ?? []).find((r) => provided.has(r));
+      if (dep) this.fail(other, `requires "${dep}", which failed`);
+    }
+  }
+
+  private missingRequirement(m: PluginManifest): string | undefined {
+    for (const req of m.requires ?? []) {
+      if (this.deps.services.has(req)) continue;
+      const provider = this.entries.find(
+        (e) => e.state === "active" && (e.manifest.id === req || (e.manifest.provides ?? []).includes(req)),
+      );
+      if (!provider) return req;
+    }
+    return undefined;
+  }
+
+  /** Topological order by `requires` (stable: otherwise the given order). Cycles are reported as failures. */
+  private order(): Entry[] {
+    const byKey = new Map<string, Entry>();
+    for (const e of this.entries) {
+      byKey.set(e.manifest.id, e);
+      for (const p of e.manifest.provides ?? []) if (!byKey.has(p)) byKey.set(p, e);
+    }
+    const out: Entry[] = [];
+    const mark = new Map<Entry, "visiting" | "done">();
+    const visit = (e: Entry, path: string[]) => {
+      const st = mark.get(e);
+      if (st === "done") return;
+      if (st === "visiting") {
+        if (e.state === "pending") this.fail(e, `dependency cycle: ${[...path, e.manifest.id].join(" -> ")}`);
+        return;
+      }
+      mark.set(e, "visiting");
+      for (const req of e.manifest.requires ?? []) {
+        const dep = byKey.get(req);
+        if (dep && dep !== e) visit(dep, [...path, e.manifest.id]);
+      }
+      mark.set(e, "done");
+      out.push(e);
+    };
+    for (const e of this.entries) visit(e, []);
+    return out;
+  }
+
+  private contextFor(entry: Entry): PluginContext {
+    const { deps } = this;
+    const m = entry.manifest;
+    const id = m.id;
+    const caps = new Set<Capability>(m.capabilities ?? []);
+    const scope = entry.scope;
+    const log = deps.log.child({ plugin: id });
+    const options = this.validateOptions(m, deps.options[id] ?? {});
+    const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
+      add: (item) => scope.add(reg.add(id, check ? check(item) : item)),
+    });
+    const needCap = (cap: Capability, what: string) => {
+      if (!caps.has(cap)) throw new Error(`${what} needs the capability "${cap}" in the manifest`);
+    };
+    const thirdParty = entry.source.origin !== "builtin";
+    return {
+      id,
+      manifest: m,
+      log,
+      options,
+      home: deps.home,
+      dataDir() {
+        const dir = join(deps.home, "plugins-data", id);
+        mkdirSync(dir, { recursive: true });
+        return dir;
+      },
+      routes: point(deps.registries.routes, (route) => {
+        if (route.auth === "public") needCap("routes.public", `public route ${route.path}`);
+        if (!thirdParty) return route;
+        const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
+        return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
+      }),
+      tools: point(deps.registries.tools),
+      personas: point(deps.registries.personas),
+      themes: point(deps.registries.themes),
+      commands: point(deps.registries.commands),
+      providers: point(deps.registries.providers, (p) => {
+        needCap("provider", `provider ${p.id}`);
+        return p;
+      }),
+      services: {
+        provide(token, value) {
+          if (!(m.provides ?? []).includes(token.id)) {
+            throw new Error(`service "${token.id}" is not declared in the manifest's "provides"`);
+          }
+          if (token.id === SessionStoreToken.id) needCap("storage", "providing the session store");
+          return scope.add(deps.services.provide(id, token, value));
+        },
+        provideClass(token, cls) {
+          return this.provide(token, deps.services.construct(cls));
+        },
+        get: (token) => deps.services.get(token),
+        tryGet: (token) => deps.services.tryGet(token),
+      },
+      events: { on: (type, handler) => scope.add(deps.bus.on(type, handler)) },
+      onDispose(d: Disposable | (() => void)) {
+        scope.add(typeof d === "function" ? toDisposable(d) : d);
+      },
+    };
+  }
+
+  private validateOptions(m: PluginManifest, raw: object): Record<string, unknown> {
+    if (!m.configSchema) return raw as Record<string, unknown>;
+    const copy = structuredClone(raw) as Record<string, unknown>;
+    const validate = this.ajv.compile(m.configSchema);
+    if (!validate(copy)) {
+      const e = validate.errors?.[0];
+      throw new Error(`pluginOptions.${m.id}${e?.instancePath.replace(/\//g, ".") ?? ""} ${e?.message ?? "is invalid"}`);
+    }
+    return copy;
+  }
+}
+
+function camel(id: string): string {
+  return id.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

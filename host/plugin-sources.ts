@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Plugin, PluginManifest } from "../core/plugin.js";
+
+/** A plugin before it runs: its manifest is known, its code may not be imported yet. */
+export interface PluginSource {
+  manifest: PluginManifest;
+  origin: "builtin" | "config";
+  /** What the config named (a path or a package name); the id for built-ins. */
+  spec: string;
+  load(): Promise<Plugin>;
+}
+
+export function builtinSource(plugin: Plugin): PluginSource {
+  return { manifest: plugin.manifest, origin: "builtin", spec: plugin.manifest.id, load: async () => plugin };
+}
+
+interface PackageJson {
+  name?: string;
+  main?: string;
+  exports?: unknown;
+  agentd?: PluginManifest;
+}
+
+/**
+ * Reads a third-party plugin's manifest from its package.json `agentd` key without importing its code.
+ * `spec` is a folder path (absolute, or relative to the daemon home) or a package name resolved from the home's
+ * node_modules, then the daemon's own.
+ */
+export function thirdPartySource(spec: string, home: string): PluginSource {
+  const pkgFile = locatePackageJson(spec, home);
+  let pkg: PackageJson;
+  try {
+    pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as PackageJson;
+  } catch (err) {
+    throw new Error(`plugin "${spec}": cannot read ${pkgFile}: ${(err as Error).message}`);
+  }
+  const manifest = pkg.agentd;
+  if (!manifest || typeof manifest !== "object" || typeof manifest.id !== "string") {
+    throw new Error(`plugin "${spec}": ${pkgFile} has no "agentd" manifest with an id`);
+  }
+  const dir = dirname(pkgFile);
+  const entry = resolve(dir, entryOf(pkg));
+  return {
+    manifest,
+    origin: "config",
+    spec,
+    async load() {
+      const mod = (await import(pathToFileURL(entry).href)) as { default?: Plugin; plugin?: Plugin };
+      const plugin = mod.default ?? mod.plugin;
+      if (!plugin || typeof plugin.register !== "function" || !plugin.manifest) {
+        throw new Error(`${entry} does not export a plugin (default export of definePlugin(...))`);
+      }
+      if (plugin.manifest.id !== manifest.id) {
+        throw new Error(`the code's manifest id "${plugin.manifest.id}" differs from package.json "${manifest.id}"`);
+      }
+      return plugin;
+    },
+  };
+}
+
+function locatePackageJson(spec: string, home: string): string {
+  if (spec.startsWith(".") || isAbsolute(spec)) {
+    return join(isAbsolute(spec) ? spec : resolve(home, spec), "package.json");
+  }
+  for (const base of [join(home, "package.json"), import.meta.url]) {
+    try {
+      return createRequire(base).resolve(`${spec}/package.json`);
+    } catch {
+      // try the next place
+    }
+  }
+  throw new Error(`plugin package "${spec}" not found (looked in ${home}/node_modules and agentd's own)`);
+}
+
+function entryOf(pkg: PackageJson): string {
+  const exp = pkg.exports;
+  if (typeof exp === "string") return exp;
+  if (exp && typeof exp === "object") {
+    const root = (exp as Record<string, unknown>)["."] ?? exp;
+    if (typeof root === "string") return root;
+    if (root && typeof root === "object") {
+      const r = root as Record<string, unknown>;
+      const pick = r.import ?? r.default ?? r.node;
+      if (typeof pick === "string") return pick;
+    }
+  }
+  return pkg.main ?? "index.js";
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** What `server.json` holds: how local clients find and authenticate to the running daemon. */
+export interface ServerInfo {
+  pid: number;
+  host: string;
+  port: number;
+  url: string;
+  token: string;
+  instanceId: string;
+  startedAt: string;
+  version: string;
+  apiVersion: 1;
+}
+
+export function serverFile(home: string): string {
+  return join(home, "server.json");
+}
+
+function tokenFile(home: string): string {
+  return join(home, "token");
+}
+
+/** Writes a file atomically (temp + rename) with mode 0600. */
+export function writePrivateFile(file: string, content: string): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+export function ensureHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+}
+
+/** The access token: created once, kept across restarts (mode 0600) until rotated. */
+export function loadOrCreateToken(home: string): string {
+  try {
+    const t = readFileSync(tokenFile(home), "utf8").trim();
+    if (t.length >= 32) return t;
+  } catch {
+    // first start
+  }
+  return rotateToken(home);
+}
+
+export function rotateToken(home: string): string {
+  const token = randomBytes(32).toString("base64url");
+  writePrivateFile(tokenFile(home), `${token}\n`);
+  return token;
+}
+
+export function writeServerInfo(home: string, info: ServerInfo): void {
+  writePrivateFile(serverFile(home), `${JSON.stringify(info, null, 2)}\n`);
+}
+
+export function readServerInfo(home: string): ServerInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(serverFile(home), "utf8")) as ServerInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes server.json only if it still describes this instance (a newer daemon may own it). */
+export function removeServerInfo(home: string, instanceId: string): void {
+  const cur = readServerInfo(home);
+  if (cur && cur.instanceId !== instanceId) return;
+  rmSync(serverFile(home), { force: true });
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
