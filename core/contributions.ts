@@ -38,14 +38,52 @@ export interface ToolResult {
   meta?: Record<string, unknown>;
 }
 
+export interface ConfirmationRequest {
+  /** The tool asking (bash, ssh, ...). */
+  tool: string;
+  /** The exact command (or action) that would run. */
+  command: string;
+  /** Why it needs confirmation, readable ("recursive delete of src/"). */
+  reason: string;
+}
+
+export interface QuestionOption {
+  label: string;
+  value: string;
+  description?: string;
+}
+
+export interface Question {
+  question: string;
+  options: QuestionOption[];
+  multiSelect?: boolean;
+}
+
+/** One answer per question: a value, or the chosen values of a multi-select question. */
+export type QuestionAnswer = string | string[];
+
 export interface ToolContext {
   readonly sessionId: string;
+  /** The session's working directory (absolute, realpath). */
   readonly cwd: string;
   readonly toolCallId: string;
+  /** build: full toolset; plan: read-only except the plans directory (tools enforce their own part). */
+  readonly mode: "build" | "plan";
+  /** `<cwd>/.agentd/plans/<session id>`: where write/edit may write in plan mode. */
+  readonly plansDir: string;
+  /** default: risky commands need confirmation; bypass: no confirmation is asked. */
+  readonly permissionMode: "default" | "bypass";
   /** Aborted when the turn is aborted; tools must stop promptly. */
   readonly signal: AbortSignal;
   /** Emits a session event (e.g. progress) on the session's stream. */
   emit(event: { type: string; [k: string]: unknown }): void;
+  /**
+   * Asks the user to allow a risky action (a `bash_confirm` event; the turn is blocked until answered).
+   * Resolves true when allowed, false when denied, timed out or aborted. Resolves true at once in bypass mode.
+   */
+  confirm(req: ConfirmationRequest): Promise<boolean>;
+  /** Asks the user questions (a `question` event); resolves with one answer per question. Rejects on abort. */
+  ask(questions: Question[]): Promise<QuestionAnswer[]>;
 }
 
 export interface ToolDefinition<A = Record<string, unknown>> {

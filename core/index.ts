@@ -7,6 +7,7 @@ export * from "./event-log.js";
 export * from "./events.js";
 export * from "./logger.js";
 export * from "./plugin.js";
+export * from "./project.js";
 export * from "./registry.js";
 export * from "./registries.js";
 export * from "./routes.js";

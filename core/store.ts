@@ -19,6 +19,16 @@ export interface HistoryPage {
   hasMoreHistory: boolean;
 }
 
+export interface MessageHit {
+  sessionId: string;
+  sessionTitle: string | null;
+  seq: number;
+  role: string;
+  /** A short excerpt around the match. */
+  snippet: string;
+  createdAt: string;
+}
+
 export interface EventToAppend {
   seq: number;
   ts: string;
@@ -53,6 +63,8 @@ export interface SessionStore {
   /** Deletes messages with seq >= fromSeq (undo). */
   truncateMessages(sessionId: string, fromSeq: number): void;
   hasClientMessageId(sessionId: string, clientMessageId: string): boolean;
+  /** Full-text search over message text of all sessions (or one), newest first. */
+  searchMessages(query: string, opts?: { sessionId?: string; excludeSessionId?: string; limit?: number }): MessageHit[];
 
   appendEvents(sessionId: string, events: EventToAppend[]): void;
   /** Events with seq > afterSeq in order, at most `limit`. */
