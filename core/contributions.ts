@@ -93,6 +93,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   parameters: TSchema;
   /** Read-only tools of one assistant message run concurrently; the others run in call order. */
   readOnly?: boolean;
+  /** Session modes in which the model is offered this tool (default: both). */
+  modes?: Array<"build" | "plan">;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -37,29 +37,23 @@ export function toDisplayMessages(rows: StoredMessage[], sessionId: string, apiB
     if (row.role === "tool") {
       const call = row.toolCallId ? callIndex.get(row.toolCallId) : undefined;
       if (call) {
-        call.result = typeof row.content === "string" ? row.content : JSON.stringify(row.content);
+        const { text, images } = splitContent(row.content, apiBase, sessionId, row.seq);
+        call.result = text ?? "";
         call.status = row.meta?.isError ? "error" : "ok";
         if (row.meta?.error) call.error = row.meta.error;
-        const imgs = row.meta?.imageCount;
-        if (typeof imgs === "number" && imgs > 0) {
-          call.images = Array.from({ length: imgs }, (_, i) => imageUrl(apiBase, sessionId, row.seq, i));
-        }
+        if (images.length) call.images = images;
       }
       continue;
     }
-    const msg: DisplayMessage = { role: row.role, content: null, seq: row.seq };
-    if (Array.isArray(row.content)) {
-      const texts: string[] = [];
-      const images: string[] = [];
-      for (const part of row.content) {
-        if (part.type === "text") texts.push(part.text);
-        else images.push(imageUrl(apiBase, sessionId, row.seq, images.length));
-      }
-      msg.content = texts.join("\n");
-      if (images.length) msg.images = images;
-    } else {
-      msg.content = row.content;
+    if (row.meta?.reminder) {
+      // Daemon-injected reminders (todo gate, interruptions) are shown as warnings, not as the user's words.
+      out.push({ role: "warning", content: `[system] ${typeof row.content === "string" ? row.content : ""}` });
+      continue;
     }
+    const msg: DisplayMessage = { role: row.role, content: null, seq: row.seq };
+    const { text, images } = splitContent(row.content, apiBase, sessionId, row.seq);
+    msg.content = text;
+    if (images.length) msg.images = images;
     if (row.clientMessageId) msg.clientMessageId = row.clientMessageId;
     if (row.thinking) msg.thinking = row.thinking;
     if (row.meta?.turnMeta) msg.turnMeta = row.meta.turnMeta;
@@ -73,4 +67,16 @@ export function toDisplayMessages(rows: StoredMessage[], sessionId: string, apiB
     out.push(msg);
   }
   return out;
+}
+
+/** Text of a message (parts joined) and the URLs of its images. */
+function splitContent(content: StoredMessage["content"], apiBase: string, sessionId: string, seq: number) {
+  if (!Array.isArray(content)) return { text: content, images: [] as string[] };
+  const texts: string[] = [];
+  const images: string[] = [];
+  for (const part of content) {
+    if (part.type === "text") texts.push(part.text);
+    else images.push(imageUrl(apiBase, sessionId, seq, images.length));
+  }
+  return { text: texts.join("\n"), images };
 }

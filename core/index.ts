@@ -1,4 +1,5 @@
 /** The agentd plugin SDK and domain. Plugins import from here only. */
+export * from "./agent/index.js";
 export * from "./contributions.js";
 export * from "./display.js";
 export * from "./disposable.js";

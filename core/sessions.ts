@@ -280,6 +280,30 @@ export class SessionService {
     return saved;
   }
 
+  /** Publishes an event on the session's stream (and its audit trail). */
+  publish(id: string, event: SessionEvent): number {
+    return this.events.publish(id, event);
+  }
+
+  /**
+   * Empties the working set sent to the model; the visible history stays. `assertIdle` throws (409) while a
+   * turn runs. Returns the first user message of the session as the original task.
+   */
+  cleanContext(id: string, assertIdle: () => void): { body: { ok: true; originalTask?: string } } {
+    const rec = this.require(id);
+    assertIdle();
+    this.store.markOutOfContext(id);
+    const { compactionSummary: _s, ...meta } = rec.meta;
+    this.update(id, { meta });
+    const first = this.store.historyPage(id, Number.MAX_SAFE_INTEGER).messages.find(
+      (m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder,
+    );
+    const body: { ok: true; originalTask?: string } = { ok: true };
+    if (first && typeof first.content === "string") body.originalTask = first.content;
+    this.events.publish(id, { type: "context_cleaned" });
+    return { body };
+  }
+
   /** Unloads the session from the daemon: ends its running turn and closes its streams. Data is kept. */
   async unload(id: string): Promise<void> {
     this.require(id);

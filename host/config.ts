@@ -38,6 +38,9 @@ export const ConfigSchema = T.Object(
     pluginOptions: T.Optional(T.Record(T.String(), T.Object({}))),
     logLevel: T.Optional(T.String({ enum: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] })),
     maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
+    confirmTimeoutMs: T.Optional(T.Integer({ minimum: 100, maximum: 86_400_000 })),
+    contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
+    mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),
   },
   { additionalProperties: false },
 );
@@ -73,9 +76,10 @@ export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.
   const raw = found?.config ?? {};
   const config = validateConfig(raw, found?.filepath ?? join(home, "config.json"));
   const provider = {
-    baseURL: config.provider?.baseURL ?? env.OPENAI_BASE_URL,
-    apiKey: config.provider?.apiKey ?? env.OPENAI_API_KEY,
-    model: config.provider?.model ?? env.AGENTD_MODEL,
+    // The environment of this launch wins over the file.
+    baseURL: env.OPENAI_BASE_URL || config.provider?.baseURL,
+    apiKey: env.OPENAI_API_KEY || config.provider?.apiKey,
+    model: env.AGENTD_MODEL || config.provider?.model,
   };
   return { home, file: found?.filepath, config, provider };
 }

@@ -185,6 +185,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       return openApiCache;
     },
     sseClients: () => hub.size,
+    sseQueuedBytes: () => hub.queuedBytes,
   };
   const runningCount = () => sessions().turnController.running().length;
   for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount)) {

@@ -16,6 +16,7 @@ export interface HostInfo {
   plugins(): PluginStatus[];
   openApi(): Record<string, unknown>;
   sseClients(): number;
+  sseQueuedBytes(): number;
 }
 
 const PluginStatusSchema = T.Object(
@@ -49,6 +50,7 @@ const DaemonStatusSchema = T.Object(
     instanceId: T.String(),
     sessions: T.Object({ running: T.Integer() }),
     sseClients: T.Integer(),
+    sseQueuedBytes: T.Integer({ description: "Bytes queued for all SSE clients (bounded per client)" }),
     memory: T.Object({ rss: T.Integer(), heapUsed: T.Integer() }),
     plugins: T.Array(PluginStatusSchema),
   },
@@ -107,6 +109,7 @@ export function hostRoutes(
             instanceId: info.instanceId,
             sessions: { running: running() },
             sseClients: info.sseClients(),
+            sseQueuedBytes: info.sseQueuedBytes(),
             memory: { rss: mem.rss, heapUsed: mem.heapUsed },
             plugins: info.plugins(),
           },

@@ -1,5 +1,9 @@
 import type { Plugin } from "../core/plugin.js";
+import agent from "./agent/index.js";
 import personas from "./personas/index.js";
+import providerOpenai from "./provider-openai/index.js";
+import sessions from "./sessions/index.js";
+import storageSqlite from "./storage-sqlite/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [personas];
+export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent];

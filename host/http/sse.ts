@@ -96,6 +96,13 @@ export class SseHub {
     return this.streams.size;
   }
 
+  /** Bytes queued in memory for all SSE clients together (each bounded by the per-client queue limit). */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const s of this.streams) n += s.backlog;
+    return n;
+  }
+
   closeAll(): void {
     for (const s of [...this.streams]) s.close();
     if (this.timer) clearInterval(this.timer);

@@ -1,0 +1,114 @@
+import { Ajv, type ValidateFunction } from "ajv";
+import type { ToolContext, ToolDefinition, ToolError, ToolResult } from "../contributions.js";
+import { errorMessage } from "../errors.js";
+
+export interface PendingCall {
+  id: string;
+  name: string;
+  /** Raw JSON arguments from the model. */
+  arguments: string;
+}
+
+export interface DispatchHooks {
+  lookup(name: string): ToolDefinition | undefined;
+  /** Names offered to the model (for the unknown-tool message). */
+  available(): string[];
+  context(call: PendingCall): ToolContext;
+  onStart(call: PendingCall): void;
+  /** Called as each call finishes (in completion order). */
+  onEnd(call: PendingCall, result: ToolResult): void;
+  signal: AbortSignal;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: true });
+const validators = new WeakMap<object, ValidateFunction>();
+
+function validatorFor(tool: ToolDefinition): ValidateFunction | undefined {
+  const schema = tool.parameters as object;
+  let v = validators.get(schema);
+  if (!v) {
+    try {
+      v = ajv.compile(schema);
+    } catch {
+      return undefined; // a tool with an uncompilable schema gets its arguments unchecked
+    }
+    validators.set(schema, v);
+  }
+  return v;
+}
+
+export function toolError(code: ToolError["code"], message: string, suggestedFix: string, retryable = false): ToolResult {
+  return { content: message, isError: true, error: { code, retryable, suggestedFix } };
+}
+
+const ABORTED = () => toolError("aborted", "[ABORTED] Tool execution was cancelled.", "The user stopped the turn; wait for new instructions.");
+
+/** Parses, validates and runs one call; never throws. */
+async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResult> {
+  const tool = hooks.lookup(call.name);
+  if (!tool) {
+    return toolError(
+      "unknown_tool",
+      `Unknown tool "${call.name}".`,
+      `Use one of the available tools: ${hooks.available().join(", ")}.`,
+    );
+  }
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+  } catch (err) {
+    return toolError("invalid_arguments", `The arguments of ${call.name} are not valid JSON: ${errorMessage(err)}`, "Send the arguments as one JSON object matching the tool's schema.", true);
+  }
+  if (args === null || typeof args !== "object" || Array.isArray(args)) {
+    return toolError("invalid_arguments", `The arguments of ${call.name} must be a JSON object.`, "Send a JSON object.", true);
+  }
+  const validate = validatorFor(tool);
+  if (validate && !validate(args)) {
+    const detail = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`).join("; ");
+    return toolError("invalid_arguments", `Invalid arguments for ${call.name}: ${detail}`, "Fix the arguments to match the tool's parameter schema.", true);
+  }
+  if (hooks.signal.aborted) return ABORTED();
+  try {
+    return await tool.execute(args as Record<string, unknown>, hooks.context(call));
+  } catch (err) {
+    if (hooks.signal.aborted) return ABORTED();
+    return toolError("execution_failed", `${call.name} failed: ${errorMessage(err)}`, "Check the arguments or try another approach.", false);
+  }
+}
+
+/**
+ * Runs the tool calls of one assistant message: consecutive read-only calls run concurrently, every other call
+ * runs alone in call order (so a write is never reordered around the reads next to it). Each call reports its
+ * end as soon as it finishes. Resolves with the results in call order.
+ */
+export async function dispatchToolCalls(calls: PendingCall[], hooks: DispatchHooks): Promise<ToolResult[]> {
+  const results: ToolResult[] = new Array(calls.length);
+  const run = async (i: number) => {
+    const call = calls[i] as PendingCall;
+    if (hooks.signal.aborted) {
+      results[i] = ABORTED();
+    } else {
+      hooks.onStart(call);
+      results[i] = await runOne(call, hooks);
+    }
+    hooks.onEnd(call, results[i] as ToolResult);
+  };
+  let i = 0;
+  while (i < calls.length) {
+    const readOnly = (k: number) => hooks.lookup((calls[k] as PendingCall).name)?.readOnly === true;
+    if (readOnly(i)) {
+      const group: number[] = [];
+      while (i < calls.length && readOnly(i)) group.push(i++);
+      await Promise.all(group.map(run));
+    } else {
+      await run(i++);
+    }
+  }
+  return results;
+}
+
+/** What the model reads for a result: the content, plus the structured error when the call failed. */
+export function resultForModel(r: ToolResult): string {
+  if (!r.isError || !r.error) return r.content;
+  return `${r.content}\n[error code: ${r.error.code}; retryable: ${r.error.retryable}; suggested fix: ${r.error.suggestedFix}]`;
+}

@@ -1,0 +1,53 @@
+import type { ChatMessage, Persona, Provider, ToolDefinition } from "../contributions.js";
+import type { EventBus, SessionEvent } from "../events.js";
+import type { Logger } from "../logger.js";
+import type { SessionRecord } from "../session-types.js";
+import type { SessionStore } from "../store.js";
+
+export type UserContent = string | Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
+
+/** A user message waiting in a queue (steering or follow-up). */
+export interface QueuedMessage {
+  content: UserContent;
+  clientMessageId?: string;
+}
+
+/** A live, not-yet-persisted block of the running model call (GET /sessions/{id} `streaming`). */
+export interface StreamBlock {
+  order: number;
+  kind: "thinking" | "content";
+  text: string;
+}
+
+export interface TodoItem {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
+  priority?: "high" | "medium" | "low";
+}
+
+export interface AgentSettings {
+  /** Per-turn iteration cap (10..10000, default 500). Read at the start of every agent call. */
+  maxTurnIterations(): number;
+  /** Context window of a model in tokens (compaction triggers at 75%). */
+  contextWindow(model: string): number;
+  /** How long a dangerous-command confirmation waits before it counts as denied. */
+  confirmTimeoutMs(): number;
+}
+
+/** What the agent loop needs from the rest of the daemon. */
+export interface AgentDeps {
+  store: SessionStore;
+  publish(sessionId: string, event: SessionEvent): number;
+  bus: EventBus;
+  log: Logger;
+  tools(): ToolDefinition[];
+  provider(rec: SessionRecord): Provider | undefined;
+  persona(rec: SessionRecord): Persona | undefined;
+  /** Project instructions (AGENTS.md, rules) for the session's working directory. */
+  instructions(rec: SessionRecord): string;
+  settings: AgentSettings;
+  /** Persists a metadata change and announces it (SessionService.update). */
+  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord;
+}
+
+export type { ChatMessage };

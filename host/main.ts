@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+import "reflect-metadata";
+import { existsSync } from "node:fs";
+import { Command, InvalidArgumentError } from "commander";
+import { ConfigError, resolveHome } from "./config.js";
+import { type Daemon, DaemonStartError, startDaemon, VERSION } from "./daemon.js";
+import { FatalPluginError } from "./loader.js";
+import { pidAlive, readServerInfo, rotateToken, serverFile, type ServerInfo } from "./state.js";
+
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("must be an integer 0..65535");
+  return n;
+}
+
+/** Asks the recorded daemon who it is, so a pid reused by another process is never signalled. */
+async function verifiedDaemon(info: ServerInfo): Promise<boolean> {
+  if (!pidAlive(info.pid)) return false;
+  try {
+    const res = await fetch(`${info.url}/api/v1/server/identity`, {
+      headers: { authorization: `Bearer ${info.token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+    if (!res.ok) return false;
+    const body = (await res.json()) as { instanceId?: string; pid?: number };
+    return body.instanceId === info.instanceId && body.pid === info.pid;
+  } catch {
+    return false;
+  }
+}
+
+async function serve(opts: { host?: string; port?: number; home?: string }): Promise<void> {
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof DaemonStartError || err instanceof FatalPluginError) {
+      process.stderr.write(`agentd: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.stdout.write(`agentd ${VERSION} listening on ${daemon.url} (home ${daemon.home})\n`);
+  let signals = 0;
+  const shutdown = (sig: string) => {
+    if (++signals > 1) {
+      process.stderr.write(`agentd: second ${sig}, exiting now\n`);
+      process.exit(130);
+    }
+    daemon.stop().then(
+      () => process.exit(0),
+      (err) => {
+        process.stderr.write(`agentd: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGHUP", () => daemon.reloadToken());
+}
+
+async function status(opts: { home?: string; json?: boolean }): Promise<void> {
+  const home = resolveHome(opts.home);
+  const info = readServerInfo(home);
+  const alive = info ? await verifiedDaemon(info) : false;
+  if (opts.json) {
+    const out = alive && info ? { running: true, pid: info.pid, url: info.url, version: info.version, startedAt: info.startedAt } : { running: false };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else if (alive && info) {
+    process.stdout.write(`agentd ${info.version} running: pid ${info.pid}, ${info.url}, since ${info.startedAt}\n`);
+  } else {
+    process.stdout.write(`agentd is not running (home ${home})\n`);
+  }
+  process.exitCode = alive ? 0 : 3;
+}
+
+async function stop(opts: { home?: string; timeout: number }): Promise<void> {
+  const home = resolveHome(opts.home);
+  const info = readServerInfo(home);
+  if (!info || !(await verifiedDaemon(info))) {
+    process.stdout.write("agentd is not running\n");
+    return;
+  }
+  process.kill(info.pid, "SIGTERM");
+  const deadline = Date.now() + opts.timeout * 1000;
+  while (Date.now() < deadline) {
+    if (!pidAlive(info.pid) || !existsSync(serverFile(home))) {
+      process.stdout.write(`agentd stopped (pid ${info.pid})\n`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stderr.write(`agentd: pid ${info.pid} did not stop within ${opts.timeout}s\n`);
+  process.exitCode = 1;
+}
+
+async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
+  const home = resolveHome(opts.home);
+  if (opts.rotate) {
+    rotateToken(home);
+    const info = readServerInfo(home);
+    if (info && (await verifiedDaemon(info))) process.kill(info.pid, "SIGHUP");
+    process.stdout.write("token rotated\n");
+    return;
+  }
+  const info = readServerInfo(home);
+  if (!info) {
+    process.stderr.write("agentd is not running; the token is in <home>/token\n");
+    process.exitCode = 1;
+    return;
+  }
+  process.stdout.write(`${info.token}\n`);
+}
+
+const program = new Command()
+  .name("agentd")
+  .description("Local coding-agent daemon with a stable HTTP API (/api/v1)")
+  .version(VERSION)
+  .option("--home <dir>", "daemon home (default: $AGENTD_HOME or ~/.agentd)");
+
+program
+  .command("serve")
+  .description("run the daemon in the foreground")
+  .option("--host <host>", "address to listen on (default 127.0.0.1)")
+  .option("--port <port>", "port (0 picks a free port; default 7878)", parsePort)
+  .action((o: { host?: string; port?: number }) => serve({ ...o, home: program.opts().home }));
+
+program
+  .command("status")
+  .description("show whether the daemon is running")
+  .option("--json", "machine-readable output")
+  .action((o: { json?: boolean }) => status({ ...o, home: program.opts().home }));
+
+program
+  .command("stop")
+  .description("stop the running daemon gracefully")
+  .option("--timeout <seconds>", "how long to wait", (v) => Number(v), 30)
+  .action((o: { timeout: number }) => stop({ ...o, home: program.opts().home }));
+
+program
+  .command("token")
+  .description("print the access token of the running daemon")
+  .option("--rotate", "create a new token (the running daemon picks it up)")
+  .action((o: { rotate?: boolean }) => token({ ...o, home: program.opts().home }));
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`agentd: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,197 @@
+import {
+  type AnyRoute,
+  ApiError,
+  defineRoute,
+  OkSchema,
+  SessionIdParams,
+  type SessionService,
+  T,
+  type TurnManager,
+} from "../../core/index.js";
+import { openPlanSteps } from "./tools.js";
+
+const MAX_IMAGES = 6;
+const MAX_IMAGE_CHARS = 4 * 1024 * 1024;
+
+const ChatRequest = T.Object(
+  {
+    text: T.Optional(T.String({ maxLength: 1_000_000 })),
+    images: T.Optional(
+      T.Array(T.String({ pattern: "^data:image/[a-zA-Z0-9.+-]+;base64,", maxLength: MAX_IMAGE_CHARS, description: "A complete data URL" }), {
+        maxItems: MAX_IMAGES,
+      }),
+    ),
+    clientMessageId: T.Optional(T.String({ minLength: 1, maxLength: 200, description: "De-duplicates retried POSTs" })),
+    goal: T.Optional(T.Union([T.Boolean(), T.Integer({ minimum: 1, maximum: 200 })], { description: "Iteration budget for this turn (true = 25)" })),
+  },
+  { title: "ChatRequest", additionalProperties: false },
+);
+
+const MessageRequest = T.Object(
+  {
+    message: T.String({ minLength: 1, maxLength: 1_000_000 }),
+    clientMessageId: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
+  },
+  { title: "MessageRequest", additionalProperties: false },
+);
+
+const Accepted = T.Object(
+  {
+    ok: T.Literal(true),
+    status: T.Union([T.Literal("started"), T.Literal("steered"), T.Literal("queued"), T.Literal("duplicate")], {
+      description: "started: a new turn; steered: injected into the running turn; queued: runs after it; duplicate: clientMessageId already accepted",
+    }),
+  },
+  { title: "TurnAccepted" },
+);
+
+export function agentRoutes(svc: () => SessionService, turns: () => TurnManager): AnyRoute[] {
+  const tags = ["turns"];
+  const idle = (id: string, what: string) => {
+    if (turns().status(id) === "running") throw ApiError.conflict(`A turn is running; abort it before ${what}`);
+  };
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/chat",
+      operationId: "chat",
+      summary: "Send a message: starts a turn (202), or is steered into the running one",
+      tags,
+      params: SessionIdParams,
+      body: ChatRequest,
+      bodyLimit: MAX_IMAGES * MAX_IMAGE_CHARS + 2 * 1024 * 1024,
+      errors: [500],
+      responses: { 202: Accepted },
+      handler: ({ params, body }) => {
+        const rec = svc().require(params.id);
+        const text = body.text?.trim() ?? "";
+        if (!text && !body.images?.length) throw ApiError.badRequest("Empty message: give text or images");
+        const budget = body.goal === true ? 25 : typeof body.goal === "number" ? body.goal : undefined;
+        const status = turns().chat(rec, { text, images: body.images, clientMessageId: body.clientMessageId?.trim(), budget });
+        return { status: 202, body: { ok: true as const, status } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/abort",
+      operationId: "abort",
+      summary: "Abort the running turn (ends with reason aborted; queues cleared). 200 also when idle",
+      tags,
+      params: SessionIdParams,
+      responses: { 200: OkSchema },
+      handler: async ({ params }) => {
+        svc().require(params.id);
+        await turns().abort(params.id);
+        return { body: { ok: true } };
+      },
+    }),
+    ...(["steer", "followup"] as const).map((kind) =>
+      defineRoute({
+        method: "POST",
+        path: `/sessions/:id/${kind}`,
+        operationId: kind,
+        summary:
+          kind === "steer"
+            ? "Inject a message before the next model call (starts a turn when idle)"
+            : "Queue a message to run after the current turn (starts a turn when idle)",
+        tags,
+        params: SessionIdParams,
+        body: MessageRequest,
+        responses: { 202: Accepted },
+        handler: ({ params, body }) => {
+          const rec = svc().require(params.id);
+          const text = body.message.trim();
+          if (!text) throw ApiError.badRequest("Empty message");
+          const status = turns()[kind](rec, text, body.clientMessageId?.trim());
+          return { status: 202, body: { ok: true as const, status } };
+        },
+      }),
+    ),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/question",
+      operationId: "answerQuestion",
+      summary: "Answer the pending question (one entry per question; a list for multi-select)",
+      tags,
+      params: SessionIdParams,
+      body: T.Object(
+        { values: T.Array(T.Union([T.String({ maxLength: 10_000 }), T.Array(T.String({ maxLength: 1000 }), { maxItems: 10 })]), { minItems: 1, maxItems: 5 }) },
+        { title: "QuestionAnswer", additionalProperties: false },
+      ),
+      errors: [409],
+      responses: { 202: OkSchema },
+      handler: ({ params, body }) => {
+        svc().require(params.id);
+        turns().answerQuestion(params.id, body.values);
+        return { status: 202, body: { ok: true } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/bash-confirm",
+      operationId: "confirmCommand",
+      summary: "Allow (once) or block a dangerous command announced by a bash_confirm event",
+      tags,
+      params: SessionIdParams,
+      body: T.Object({ id: T.String({ minLength: 1, maxLength: 100 }), allow: T.Boolean() }, { title: "CommandConfirmation", additionalProperties: false }),
+      errors: [409],
+      responses: { 202: OkSchema },
+      handler: ({ params, body }) => {
+        svc().require(params.id);
+        turns().answerConfirmation(params.id, body.id, body.allow);
+        return { status: 202, body: { ok: true } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/mode",
+      operationId: "setMode",
+      summary: "Switch between build and plan mode (refused while a turn runs)",
+      tags,
+      params: SessionIdParams,
+      body: T.Object({ mode: T.Union([T.Literal("plan"), T.Literal("build")]) }, { title: "ModeRequest", additionalProperties: false }),
+      errors: [409],
+      responses: { 200: T.Object({ ok: T.Literal(true), mode: T.Union([T.Literal("plan"), T.Literal("build")]) }, { title: "ModeResult" }) },
+      handler: ({ params, body }) => {
+        svc().require(params.id);
+        idle(params.id, "changing the mode");
+        const rec = svc().setMode(params.id, body.mode);
+        return { body: { ok: true as const, mode: rec.mode } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/clean-context",
+      operationId: "cleanContext",
+      summary: "Clear the in-context working set; the visible history stays",
+      tags,
+      params: SessionIdParams,
+      errors: [409],
+      responses: { 200: T.Object({ ok: T.Literal(true), originalTask: T.Optional(T.String()) }, { title: "CleanContextResult" }) },
+      handler: ({ params }) => svc().cleanContext(params.id, () => idle(params.id, "cleaning the context")),
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/plan-transition",
+      operationId: "planTransition",
+      summary: "Accept the finished plan: its open steps become todos",
+      tags,
+      params: SessionIdParams,
+      body: T.Object({ kind: T.Literal("done") }, { title: "PlanTransitionRequest", additionalProperties: false }),
+      errors: [409],
+      responses: { 202: OkSchema },
+      handler: ({ params }) => {
+        const rec = svc().require(params.id);
+        const pending = rec.meta.planTransition as { path?: string } | undefined;
+        if (!pending) throw ApiError.conflict("No plan transition is awaiting a choice");
+        const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
+        const todos = steps.map((content) => ({ content, status: "pending", priority: "medium", planStep: true }));
+        const { planTransition: _done, ...meta } = rec.meta;
+        svc().update(rec.id, { meta: { ...meta, todos } });
+        svc().publish(rec.id, { type: "decision_state" });
+        svc().publish(rec.id, { type: "todos_updated", todos });
+        return { status: 202, body: { ok: true } };
+      },
+    }),
+  ];
+}

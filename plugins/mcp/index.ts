@@ -1,0 +1,88 @@
+import {
+  createToken,
+  definePlugin,
+  defineRoute,
+  type PluginContext,
+  ProjectTrustToken,
+  SettingsToken,
+  T,
+} from "../../core/index.js";
+import { McpManager } from "./manager.js";
+
+export { loadProjectServers, parseServers, projectConfigPath } from "./config.js";
+export type { McpServerConfig, ParsedServers, ServerEntry } from "./config.js";
+export type { McpServerStatus, McpState, ToolSink } from "./connection.js";
+export { DEFAULT_CONNECTION_OPTIONS, McpManager, type McpManagerDeps } from "./manager.js";
+
+/** The MCP manager: per-server status for `/mcp` and server status, project servers, reconnect and reload. */
+export const McpManagerToken = createToken<McpManager>("mcp-manager");
+
+export const McpServerStatusSchema = T.Object(
+  {
+    name: T.String(),
+    scope: T.Union([T.Literal("global"), T.Literal("project")]),
+    project: T.Optional(T.String({ description: "Project root, for project servers" })),
+    transport: T.Union([T.Literal("stdio"), T.Literal("http"), T.Literal("unknown")]),
+    state: T.Union([T.Literal("connecting"), T.Literal("connected"), T.Literal("failed"), T.Literal("disabled")]),
+    error: T.Optional(T.String()),
+    tools: T.Array(T.String(), { description: "Registered tool names (mcp_<server>_<tool>)" }),
+  },
+  { title: "McpServerStatus" },
+);
+
+/** One manager per plugin context: a process can run several daemons (tests), so no module-level singleton. */
+const managers = new WeakMap<PluginContext, McpManager>();
+
+export default definePlugin({
+  manifest: {
+    id: "mcp",
+    version: "1.0.0",
+    description: "MCP client: tools of configured MCP servers (stdio and Streamable HTTP) as mcp_<server>_<tool>",
+    capabilities: ["shell.exec", "net.fetch"],
+    provides: [McpManagerToken.id],
+  },
+  register(ctx) {
+    const settings = ctx.services.tryGet(SettingsToken);
+    const manager = new McpManager({
+      tools: ctx.tools,
+      home: ctx.home,
+      log: ctx.log,
+      trust: () => ctx.services.tryGet(ProjectTrustToken),
+      options: { clientVersion: settings?.version ?? "1.0.0" },
+    });
+    managers.set(ctx, manager);
+    ctx.services.provide(McpManagerToken, manager);
+    ctx.routes.add(
+      defineRoute({
+        method: "GET",
+        path: "/mcp/servers",
+        operationId: "listMcpServers",
+        summary: "MCP servers with their connection state and registered tools",
+        description:
+          "Global servers (config key `mcpServers`) and the servers of trusted projects that have been opened " +
+          "(`<project>/.agentd/mcp.json`). Invalid entries are listed as failed with the reason.",
+        tags: ["mcp"],
+        responses: { 200: T.Array(McpServerStatusSchema) },
+        handler: () => ({ body: manager.list() }),
+      }),
+    );
+  },
+  start(ctx) {
+    const manager = managers.get(ctx);
+    if (!manager) return;
+    const raw = ctx.services.tryGet(SettingsToken)?.raw.mcpServers;
+    // Not awaited: connections run in the background so readiness never waits for an MCP server.
+    void manager.setGlobalServers(raw);
+    const trust = ctx.services.tryGet(ProjectTrustToken);
+    if (trust) {
+      ctx.onDispose(
+        trust.onChange((root) => {
+          if (!trust.isTrusted(root)) void manager.forgetProject(root);
+        }),
+      );
+    }
+  },
+  async stop(ctx) {
+    await managers.get(ctx)?.stop();
+  },
+});

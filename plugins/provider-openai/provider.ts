@@ -1,0 +1,206 @@
+import OpenAI from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { Logger, ModelInfo, Provider, ProviderDelta, ProviderRequest } from "../../core/index.js";
+import {
+  abortableSleep,
+  abortReason,
+  type BackoffOptions,
+  backoffDelay,
+  classify,
+  DEFAULT_BACKOFF,
+  isAbort,
+  isConnectionFailure,
+  ProviderError,
+} from "./retry.js";
+
+export interface OpenAIProviderSettings {
+  baseURL?: string;
+  apiKey?: string;
+  model?: string;
+}
+
+export interface OpenAIProviderOptions {
+  backoff?: Partial<BackoffOptions>;
+  /** Bound of one `listModels` call (default 15 s). */
+  listTimeoutMs?: number;
+  log?: Logger;
+}
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+/**
+ * Creates an OpenAI client for an endpoint. A missing key is allowed (local servers need none): the SDK insists
+ * on one, so a placeholder is given and the Authorization header removed instead of sending a fake bearer.
+ */
+export function openAIClient(baseURL: string, apiKey: string | undefined, timeoutMs?: number): OpenAI {
+  return new OpenAI({
+    baseURL,
+    apiKey: apiKey || "no-key",
+    // Retries are ours: they must be visible as `retry` deltas and stop once content has been streamed.
+    maxRetries: 0,
+    ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+    ...(apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+  });
+}
+
+/**
+ * The chat-completions provider. `settings` may be a function so edits to the daemon's settings apply on the
+ * next call without re-registering the provider.
+ */
+export function createOpenAIProvider(
+  settings: OpenAIProviderSettings | (() => OpenAIProviderSettings),
+  options: OpenAIProviderOptions = {},
+): Provider {
+  const read = typeof settings === "function" ? settings : () => settings;
+  const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
+  const listTimeoutMs = options.listTimeoutMs ?? 15_000;
+  let cached: { key: string; client: OpenAI } | undefined;
+
+  const connection = () => {
+    const s = read();
+    const baseURL = s.baseURL || DEFAULT_BASE_URL;
+    const key = `${baseURL}\u0000${s.apiKey ?? ""}`;
+    if (cached?.key !== key) cached = { key, client: openAIClient(baseURL, s.apiKey) };
+    return { client: cached.client, baseURL, apiKey: s.apiKey, model: s.model };
+  };
+
+  async function* stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderDelta> {
+    const { client, baseURL, apiKey, model } = connection();
+    const params = buildParams(req, model);
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw abortReason(signal);
+      let yielded = false;
+      try {
+        const chunks = await client.chat.completions.create(params, { signal });
+        for await (const chunk of chunks) {
+          for (const delta of mapChunk(chunk)) {
+            yielded = true;
+            yield delta;
+          }
+        }
+        // The SDK ends an aborted stream quietly; the caller must still see the abort.
+        if (signal.aborted) throw abortReason(signal);
+        return;
+      } catch (err) {
+        if (signal.aborted) throw abortReason(signal);
+        if (isAbort(err)) throw err;
+        if (yielded) {
+          // Content already reached the user: a retry would duplicate it. A dropped connection ends the stream
+          // without `finish` (the loop reports `disconnected`); an error the provider sent is reported as such.
+          if (isConnectionFailure(err)) return;
+          throw classify(err, apiKey, baseURL);
+        }
+        const failure = classify(err, apiKey, baseURL);
+        if (!failure.retryable) throw failure;
+        if (attempt >= backoff.maxAttempts) {
+          throw new ProviderError(`${failure.message} (gave up after ${attempt} attempts)`, failure.status);
+        }
+        const delayMs = backoffDelay(attempt, backoff, failure.retryAfterMs);
+        options.log?.warn({ attempt, delayMs, status: failure.status }, "provider call failed, retrying");
+        yield { type: "retry", attempt, delayMs, reason: failure.message };
+        await abortableSleep(delayMs, signal);
+      }
+    }
+  }
+
+  async function listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
+    const { client, baseURL, apiKey } = connection();
+    try {
+      const page = await client.models.list({ signal, timeout: listTimeoutMs });
+      return page.data.map((m) => toModelInfo(m as unknown as Record<string, unknown>)).sort(byId);
+    } catch (err) {
+      if (signal?.aborted) throw abortReason(signal);
+      throw classify(err, apiKey, baseURL);
+    }
+  }
+
+  return {
+    id: "openai",
+    description: "Any OpenAI-compatible chat-completions endpoint",
+    stream,
+    listModels,
+  };
+}
+
+function buildParams(req: ProviderRequest, defaultModel: string | undefined): ChatCompletionCreateParamsStreaming {
+  const model = req.model || defaultModel;
+  if (!model) throw new ProviderError("no model configured: set AGENTD_MODEL or provider.model in the config");
+  const params: ChatCompletionCreateParamsStreaming = {
+    model,
+    // ChatMessage is the wire shape plus provider extensions (reasoning_content) that compatible servers expect back.
+    messages: req.messages as unknown as ChatCompletionMessageParam[],
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (req.tools && req.tools.length > 0) {
+    params.tools = req.tools as ChatCompletionTool[];
+    params.tool_choice = "auto";
+  }
+  if (req.reasoningEffort && req.reasoningEffort !== "off") {
+    params.reasoning_effort = req.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"];
+  }
+  return params;
+}
+
+/** One SDK chunk to the deltas the loop consumes; only the first choice matters (n = 1). */
+export function mapChunk(chunk: ChatCompletionChunk): ProviderDelta[] {
+  const out: ProviderDelta[] = [];
+  const choice = chunk.choices?.find((c) => c.index === 0) ?? chunk.choices?.[0];
+  if (choice) {
+    const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & {
+      reasoning_content?: unknown;
+      reasoning?: unknown;
+    };
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+    if (typeof reasoning === "string" && reasoning.length > 0) out.push({ type: "reasoning", text: reasoning });
+    if (typeof delta.content === "string" && delta.content.length > 0)
+      out.push({ type: "content", text: delta.content });
+    for (const tc of delta.tool_calls ?? []) {
+      const d: ProviderDelta & { type: "tool_call" } = { type: "tool_call", index: tc.index ?? 0 };
+      if (tc.id) d.id = tc.id;
+      if (tc.function?.name) d.name = tc.function.name;
+      if (tc.function?.arguments) d.argumentsDelta = tc.function.arguments;
+      out.push(d);
+    }
+    if (choice.finish_reason) out.push({ type: "finish", reason: choice.finish_reason });
+  }
+  if (chunk.usage) {
+    const u = chunk.usage;
+    const cached = u.prompt_tokens_details?.cached_tokens;
+    out.push({
+      type: "usage",
+      usage: {
+        promptTokens: u.prompt_tokens ?? 0,
+        completionTokens: u.completion_tokens ?? 0,
+        totalTokens: u.total_tokens ?? (u.prompt_tokens ?? 0) + (u.completion_tokens ?? 0),
+        ...(typeof cached === "number" ? { cacheReadTokens: cached } : {}),
+      },
+    });
+  }
+  return out;
+}
+
+/** Maps a `/models` entry, reading the context-window and reasoning hints compatible servers add. */
+export function toModelInfo(m: Record<string, unknown>): ModelInfo {
+  const info: ModelInfo = { id: String(m.id) };
+  if (typeof m.owned_by === "string" && m.owned_by) info.ownedBy = m.owned_by;
+  const topProvider = m.top_provider as { context_length?: unknown } | undefined;
+  const window = [m.context_length, m.context_window, m.max_context_length, topProvider?.context_length].find(
+    (v): v is number => typeof v === "number" && v > 0,
+  );
+  if (window !== undefined) info.contextWindow = window;
+  const params = Array.isArray(m.supported_parameters) ? m.supported_parameters : [];
+  if ((m.reasoning !== undefined && m.reasoning !== null) || params.includes("reasoning")) {
+    info.reasoningSupported = true;
+  }
+  return info;
+}
+
+function byId(a: ModelInfo, b: ModelInfo): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

@@ -1,0 +1,39 @@
+/**
+ * Turning user-typed search text into safe SQL parameters. Nothing here is ever spliced into SQL: the results are
+ * bound values, and the FTS expression only ever contains quoted strings, so no input is parsed as FTS syntax.
+ */
+
+/** More terms than this add nothing to a search box query and only cost time. */
+const MAX_TERMS = 8;
+const MAX_TERM_LENGTH = 100;
+
+export interface SearchTerm {
+  /** A LIKE pattern (escape character `\`) for a substring match on titles. */
+  like: string;
+  /** An FTS5 prefix-phrase expression, or null when the term has no indexable characters (e.g. `(`). */
+  fts: string | null;
+}
+
+export function searchTerms(q: string | undefined): SearchTerm[] {
+  if (!q) return [];
+  const words = q.split(/\s+/u).filter((w) => w !== "");
+  return words.slice(0, MAX_TERMS).map((raw) => {
+    const w = raw.slice(0, MAX_TERM_LENGTH);
+    return { like: `%${escapeLike(w)}%`, fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null };
+  });
+}
+
+/** All terms in one message: the expression for searchMessages, or null when nothing is indexable. */
+export function ftsAllTerms(terms: SearchTerm[]): string | null {
+  const parts = terms.map((t) => t.fts).filter((f): f is string => f !== null);
+  return parts.length > 0 ? parts.join(" AND ") : null;
+}
+
+/** `"..."*`: a phrase (so `foo-bar` means the adjacent words) matched as a prefix, with `"` doubled. */
+function ftsPrefixPhrase(word: string): string {
+  return `"${word.replaceAll('"', '""')}"*`;
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

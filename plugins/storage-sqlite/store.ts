@@ -1,0 +1,370 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type {
+  EventToAppend,
+  HistoryPage,
+  ListQuery,
+  MessageHit,
+  NewMessage,
+  SessionRecord,
+  SessionStore,
+  StoredEvent,
+  StoredMessage,
+} from "../../core/index.js";
+import { ApiError } from "../../core/index.js";
+import { migrate } from "./migrations.js";
+import {
+  type MessageRow,
+  messageFromRow,
+  messageToParams,
+  type SessionRow,
+  sessionFromRow,
+  sessionToParams,
+} from "./rows.js";
+import { ftsAllTerms, type SearchTerm, searchTerms } from "./search.js";
+
+type Stmt<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
+
+const SESSION_COLS = `s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.share_token,
+  s.message_count, s.usage, s.meta, s.created_at, s.updated_at`;
+const MESSAGE_COLS = `seq, role, content, tool_calls, tool_call_id, tool_name, thinking, client_message_id, in_context,
+  created_at, meta`;
+const LIST_ORDER = "ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC";
+const DEFAULT_HIT_LIMIT = 20;
+const MAX_HIT_LIMIT = 200;
+
+type SessionPatch = Partial<Omit<SessionRecord, "id" | "createdAt">>;
+
+interface ListStatements {
+  page: Stmt<[Record<string, unknown>], SessionRow>;
+  count: Stmt<[Record<string, unknown>], { n: number }>;
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+/** Opens (creating and migrating as needed) the session database at `file`. */
+export function openSqliteStore(file: string): SqliteSessionStore {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: 5000 });
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    migrate(db, file);
+    return new SqliteSessionStore(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * The SessionStore on SQLite. Every statement is prepared once; every write touching more than one row runs in a
+ * transaction, so a crash never leaves a message without its session counters (or the FTS index out of step).
+ */
+export class SqliteSessionStore implements SessionStore {
+  private readonly listCache = new Map<string, ListStatements>();
+  private closed = false;
+
+  private readonly q: Statements;
+  private readonly appendTx: (sessionId: string, msg: NewMessage) => StoredMessage;
+  private readonly updateTx: (id: string, patch: SessionPatch) => SessionRecord | undefined;
+  private readonly deleteTx: (id: string) => boolean;
+  private readonly truncateTx: (id: string, fromSeq: number) => void;
+  private readonly eventsTx: (id: string, events: EventToAppend[]) => void;
+
+  constructor(private readonly db: Database.Database) {
+    const q = prepareStatements(db);
+    this.q = q;
+
+    this.appendTx = db.transaction((sessionId: string, msg: NewMessage): StoredMessage => {
+      const cur = q.msgSeq.get(sessionId);
+      if (!cur) throw ApiError.notFound(`Session not found: ${sessionId}`);
+      const seq = cur.msg_seq + 1;
+      const now = new Date().toISOString();
+      const params = messageToParams(sessionId, seq, msg.createdAt ?? now, msg);
+      q.insertMessage.run(params);
+      q.afterAppend.run(seq, params.counts, now, sessionId);
+      return messageFromRow(params);
+    });
+
+    this.updateTx = db.transaction((id: string, patch: SessionPatch): SessionRecord | undefined => {
+      const row = q.getSession.get(id);
+      if (!row) return undefined;
+      const next: SessionRecord = { ...sessionFromRow(row), ...patch, id };
+      if (patch.updatedAt === undefined) next.updatedAt = new Date().toISOString();
+      q.updateSession.run(sessionToParams(next));
+      return next;
+    });
+
+    this.deleteTx = db.transaction((id: string): boolean => {
+      // Messages go row by row through the FTS delete trigger; events and the session follow.
+      q.deleteMessages.run(id);
+      q.deleteEvents.run(id);
+      return q.deleteSession.run(id).changes > 0;
+    });
+
+    this.truncateTx = db.transaction((id: string, fromSeq: number) => {
+      q.truncate.run(id, fromSeq);
+      q.recount.run(id);
+    });
+
+    this.eventsTx = db.transaction((id: string, events: EventToAppend[]) => {
+      for (const e of events) q.insertEvent.run(id, e.seq, e.ts, e.type, e.json, e.ephemeral ? 1 : 0);
+    });
+  }
+
+  /* ---- sessions ---- */
+
+  createSession(rec: SessionRecord): void {
+    this.q.insertSession.run(sessionToParams(rec));
+  }
+
+  getSession(id: string): SessionRecord | undefined {
+    const row = this.q.getSession.get(id);
+    return row ? sessionFromRow(row) : undefined;
+  }
+
+  updateSession(id: string, patch: SessionPatch): SessionRecord | undefined {
+    return this.updateTx(id, patch);
+  }
+
+  deleteSession(id: string): boolean {
+    return this.deleteTx(id);
+  }
+
+  findByShareToken(token: string): SessionRecord | undefined {
+    const row = this.q.byShareToken.get(token);
+    return row ? sessionFromRow(row) : undefined;
+  }
+
+  /**
+   * Pinned first, then most recently updated. With `q`, every whitespace-separated term must occur in the title
+   * or in some user/assistant message of the session (prefix match, terms may be in different messages).
+   */
+  listSessions(query: ListQuery): { sessions: SessionRecord[]; total: number } {
+    const terms = searchTerms(query.q);
+    const stmts = this.listStatements(terms);
+    const params: Record<string, unknown> = {
+      limit: query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : -1,
+      offset: query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0,
+    };
+    terms.forEach((t, i) => {
+      params[`like${i}`] = t.like;
+      if (t.fts !== null) params[`fts${i}`] = t.fts;
+    });
+    const sessions = stmts.page.all(params).map(sessionFromRow);
+    const { limit: _l, offset: _o, ...filter } = params;
+    const total = stmts.count.get(filter)?.n ?? 0;
+    return { sessions, total };
+  }
+
+  /** One statement pair per query shape (number of terms, which are indexable), built on first use. */
+  private listStatements(terms: SearchTerm[]): ListStatements {
+    const key = terms.map((t) => (t.fts === null ? "L" : "F")).join("");
+    let stmts = this.listCache.get(key);
+    if (!stmts) {
+      const conds = terms.map((t, i) => {
+        const title = `s.title LIKE @like${i} ESCAPE '\\'`;
+        if (t.fts === null) return title;
+        return `(${title} OR s.id IN (SELECT m.session_id FROM messages_fts
+          JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts${i}))`;
+      });
+      const where = conds.length > 0 ? `WHERE ${conds.join(" AND ")}` : "";
+      stmts = {
+        page: this.db.prepare(
+          `SELECT ${SESSION_COLS} FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
+        ),
+        count: this.db.prepare(`SELECT COUNT(*) AS n FROM sessions s ${where}`),
+      };
+      this.listCache.set(key, stmts);
+    }
+    return stmts;
+  }
+
+  /* ---- messages ---- */
+
+  appendMessage(sessionId: string, msg: NewMessage): StoredMessage {
+    return this.appendTx(sessionId, msg);
+  }
+
+  /** `turns` below 1 (or not finite) means the whole history before `beforeSeq`. */
+  historyPage(sessionId: string, turns: number, beforeSeq?: number): HistoryPage {
+    const bound = beforeSeq ?? Number.MAX_SAFE_INTEGER;
+    let start = 0;
+    if (Number.isFinite(turns) && turns >= 1) {
+      // Fewer user turns than asked for: the page reaches back to the very first row.
+      start = this.q.nthUserTurn.get(sessionId, bound, Math.floor(turns) - 1)?.seq ?? 0;
+    }
+    const messages = this.q.messageRange.all(sessionId, start, bound).map(messageFromRow);
+    const first = messages[0];
+    if (!first) return { messages, oldestSeq: null, hasMoreHistory: false };
+    return {
+      messages,
+      oldestSeq: first.seq,
+      hasMoreHistory: this.q.anyBefore.get(sessionId, first.seq) !== undefined,
+    };
+  }
+
+  contextMessages(sessionId: string): StoredMessage[] {
+    return this.q.inContext.all(sessionId).map(messageFromRow);
+  }
+
+  markOutOfContext(sessionId: string, uptoSeq?: number): void {
+    this.q.outOfContext.run(sessionId, uptoSeq ?? Number.MAX_SAFE_INTEGER);
+  }
+
+  /** The seq counter is kept: a seq that was undone is never handed out again (clients may still show it). */
+  truncateMessages(sessionId: string, fromSeq: number): void {
+    this.truncateTx(sessionId, fromSeq);
+  }
+
+  hasClientMessageId(sessionId: string, clientMessageId: string): boolean {
+    return this.q.clientId.get(sessionId, clientMessageId) !== undefined;
+  }
+
+  /** All terms must occur in the same message (prefix match); blank or non-indexable queries find nothing. */
+  searchMessages(query: string, opts: { sessionId?: string; excludeSessionId?: string; limit?: number } = {}) {
+    const match = ftsAllTerms(searchTerms(query));
+    if (match === null) return [];
+    const limit = Math.min(Math.max(Math.floor(opts.limit ?? DEFAULT_HIT_LIMIT), 1), MAX_HIT_LIMIT);
+    return this.q.search.all({
+      match,
+      session_id: opts.sessionId ?? null,
+      exclude_id: opts.excludeSessionId ?? null,
+      limit,
+    });
+  }
+
+  /* ---- events ---- */
+
+  /** Duplicate seqs are ignored: a batch retried after a partial failure must not fail again. */
+  appendEvents(sessionId: string, events: EventToAppend[]): void {
+    if (events.length > 0) this.eventsTx(sessionId, events);
+  }
+
+  readEvents(sessionId: string, afterSeq: number, limit: number, opts?: { durableOnly?: boolean }): StoredEvent[] {
+    if (!(limit > 0)) return [];
+    const stmt = opts?.durableOnly ? this.q.readDurableEvents : this.q.readEvents;
+    return stmt.all(sessionId, afterSeq, Math.floor(limit));
+  }
+
+  /** 0 for an unknown session, like a session that has no events yet. */
+  eventSeqReserved(sessionId: string): number {
+    return this.q.eventSeqReserved.get(sessionId)?.r ?? 0;
+  }
+
+  /** A no-op for an unknown session (deleted while its log still held a reservation). */
+  reserveEventSeq(sessionId: string, upTo: number): void {
+    this.q.reserveEventSeq.run(upTo, sessionId);
+  }
+
+  /* ---- feed ---- */
+
+  appendFeed(event: { seq: number; ts: string; type: string; json: string }): void {
+    this.q.insertFeed.run(event.seq, event.ts, event.type, event.json);
+  }
+
+  readFeed(afterSeq: number, limit: number): StoredEvent[] {
+    if (!(limit > 0)) return [];
+    return this.q.readFeed.all(afterSeq, Math.floor(limit));
+  }
+
+  feedSeq(): number {
+    return this.q.feedSeq.get()?.s ?? 0;
+  }
+
+  /**
+   * Runs `fn` as one transaction; the store calls inside it nest as savepoints. One commit instead of one per call
+   * makes bulk writes (imports, copying a history) an order of magnitude faster. Not part of SessionStore.
+   */
+  batch<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+/** Every fixed statement of the store, prepared once per connection. */
+function prepareStatements(db: Database.Database) {
+  const prep = <P extends unknown[], R = unknown>(sql: string): Stmt<P, R> => db.prepare<P, R>(sql);
+  return {
+    insertSession: prep<[object]>(`INSERT INTO sessions (id, title, pinned, persona, model, cwd, mode, is_sandbox,
+        share_token, message_count, usage, meta, created_at, updated_at)
+      VALUES (@id, @title, @pinned, @persona, @model, @cwd, @mode, @is_sandbox, @share_token, @message_count, @usage,
+        @meta, @created_at, @updated_at)`),
+    updateSession: prep<[object]>(`UPDATE sessions SET title = @title, pinned = @pinned, persona = @persona,
+        model = @model, cwd = @cwd, mode = @mode, is_sandbox = @is_sandbox, share_token = @share_token,
+        message_count = @message_count, usage = @usage, meta = @meta, updated_at = @updated_at
+      WHERE id = @id`),
+    getSession: prep<[string], SessionRow>(`SELECT ${SESSION_COLS} FROM sessions s WHERE s.id = ?`),
+    byShareToken: prep<[string], SessionRow>(`SELECT ${SESSION_COLS} FROM sessions s WHERE s.share_token = ?`),
+    deleteSession: prep<[string]>("DELETE FROM sessions WHERE id = ?"),
+    deleteMessages: prep<[string]>("DELETE FROM messages WHERE session_id = ?"),
+    deleteEvents: prep<[string]>("DELETE FROM events WHERE session_id = ?"),
+
+    msgSeq: prep<[string], { msg_seq: number }>("SELECT msg_seq FROM sessions WHERE id = ?"),
+    insertMessage: prep<[object]>(`INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
+        tool_name, thinking, client_message_id, in_context, created_at, meta, search_text, counts)
+      VALUES (@session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @thinking,
+        @client_message_id, @in_context, @created_at, @meta, @search_text, @counts)`),
+    afterAppend: prep<[number, number, string, string]>(
+      "UPDATE sessions SET msg_seq = ?, message_count = message_count + ?, updated_at = ? WHERE id = ?",
+    ),
+    // Walks the partial index of user rows backwards: cost is the page size, not the session size.
+    nthUserTurn: prep<[string, number, number], { seq: number }>(`SELECT seq FROM messages
+      WHERE session_id = ? AND seq < ? AND role = 'user' ORDER BY seq DESC LIMIT 1 OFFSET ?`),
+    messageRange: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`),
+    anyBefore: prep<[string, number], { one: number }>(
+      "SELECT 1 AS one FROM messages WHERE session_id = ? AND seq < ? LIMIT 1",
+    ),
+    inContext: prep<[string], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND in_context = 1 ORDER BY seq`),
+    outOfContext: prep<[string, number]>(
+      "UPDATE messages SET in_context = 0 WHERE session_id = ? AND seq <= ? AND in_context = 1",
+    ),
+    truncate: prep<[string, number]>("DELETE FROM messages WHERE session_id = ? AND seq >= ?"),
+    recount: prep<[string]>(`UPDATE sessions
+      SET message_count = (SELECT COALESCE(SUM(counts), 0) FROM messages WHERE session_id = sessions.id)
+      WHERE id = ?`),
+    clientId: prep<[string, string], { one: number }>(
+      "SELECT 1 AS one FROM messages WHERE session_id = ? AND client_message_id = ? LIMIT 1",
+    ),
+    // Newest first straight from the FTS rowid order, so LIMIT stops the scan early.
+    search: prep<[object], MessageHit>(`SELECT m.session_id AS sessionId, s.title AS sessionTitle, m.seq AS seq,
+        m.role AS role, snippet(messages_fts, 0, '', '', '…', 16) AS snippet, m.created_at AS createdAt
+      FROM messages_fts
+        JOIN messages m ON m.id = messages_fts.rowid
+        JOIN sessions s ON s.id = m.session_id
+      WHERE messages_fts MATCH @match
+        AND (@session_id IS NULL OR m.session_id = @session_id)
+        AND (@exclude_id IS NULL OR m.session_id <> @exclude_id)
+      ORDER BY messages_fts.rowid DESC LIMIT @limit`),
+
+    insertEvent: prep<[string, number, string, string, string, number]>(
+      "INSERT OR IGNORE INTO events (session_id, seq, ts, type, json, ephemeral) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    readEvents: prep<[string, number, number], StoredEvent>(
+      "SELECT seq, ts, type, json FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    readDurableEvents: prep<[string, number, number], StoredEvent>(
+      "SELECT seq, ts, type, json FROM events WHERE session_id = ? AND seq > ? AND ephemeral = 0 ORDER BY seq LIMIT ?",
+    ),
+    eventSeqReserved: prep<[string], { r: number }>("SELECT event_seq_reserved AS r FROM sessions WHERE id = ?"),
+    reserveEventSeq: prep<[number, string]>("UPDATE sessions SET event_seq_reserved = ? WHERE id = ?"),
+
+    insertFeed: prep<[number, string, string, string]>(
+      "INSERT OR IGNORE INTO feed (seq, ts, type, json) VALUES (?, ?, ?, ?)",
+    ),
+    readFeed: prep<[number, number], StoredEvent>(
+      "SELECT seq, ts, type, json FROM feed WHERE seq > ? ORDER BY seq LIMIT ?",
+    ),
+    feedSeq: prep<[], { s: number | null }>("SELECT MAX(seq) AS s FROM feed"),
+  };
+}

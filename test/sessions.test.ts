@@ -1,0 +1,146 @@
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { SessionStoreToken } from "../core/store.js";
+import { SessionServiceToken } from "../core/sessions.js";
+import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+
+describe("sessions: lifecycle and metadata", () => {
+  let d: TestDaemon;
+  let cwd: string;
+  beforeEach(async () => {
+    d = await startTestDaemon({ env: { AGENTD_MODEL: "test-model" } });
+    cwd = realpathSync(mkdtempSync(join(tmpdir(), "agentd-cwd-")));
+  });
+  afterEach(async () => d.cleanup());
+
+  it("creates a session (201 {id, session}) that survives a restart", async () => {
+    const res = await d.post("/sessions", { cwd, title: "  My task  " });
+    expect(res.status).to.equal(201);
+    const { id, session } = res.body;
+    expect(id).to.match(/^[a-z0-9]{10,}$/);
+    expect(session).to.include({ id, cwd, persona: "default", model: "test-model", mode: "build", status: "idle", title: "My task" });
+    expect(session.messageCount).to.equal(0);
+
+    await d.stop();
+    const d2 = await startTestDaemon({ home: d.home });
+    try {
+      const got = await d2.get(`/sessions/${id}`);
+      expect(got.status).to.equal(200);
+      expect(got.body).to.include({ id, cwd, title: "My task", status: "idle", shareToken: null, streaming: null });
+      expect(got.body.messages).to.deep.equal([]);
+      const list = await d2.get("/sessions");
+      expect(list.body.map((s: { id: string }) => s.id)).to.include(id);
+    } finally {
+      await d2.stop();
+    }
+  });
+
+  it("creates sandbox sessions in a scratch directory under the home", async () => {
+    const res = await d.post("/sessions", { cwd: "sandbox" });
+    expect(res.status).to.equal(201);
+    expect(res.body.session.isSandbox).to.equal(true);
+    expect(res.body.session.cwd.startsWith(realpathSync(d.home))).to.equal(true);
+  });
+
+  it("lists a plain array without paging params and a page with them", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await d.createSession({ cwd, title: `task ${i}` }));
+    const plain = await d.get("/sessions");
+    expect(plain.body).to.be.an("array").with.length(5);
+    const page = await d.get("/sessions?limit=2&offset=1");
+    expect(page.body).to.include({ total: 5, limit: 2, offset: 1 });
+    expect(page.body.sessions).to.have.length(2);
+    const def = await d.get("/sessions?offset=0");
+    expect(def.body).to.include({ limit: 50, offset: 0, total: 5 });
+    const search = await d.get("/sessions?q=task%203");
+    expect(search.body.map((s: { title: string }) => s.title)).to.include("task 3");
+    const hostile = await d.get(`/sessions?q=${encodeURIComponent('"AND( NEAR * -')}`);
+    expect(hostile.status).to.equal(200);
+  });
+
+  it("renames, pins (pinned first in the list), shares and revokes", async () => {
+    const a = await d.createSession({ cwd });
+    const b = await d.createSession({ cwd });
+    expect((await d.post(`/sessions/${a}/rename`, { title: `  ${"t".repeat(300)} ` })).body).to.deep.equal({ ok: true, title: "t".repeat(200) });
+    expect((await d.post(`/sessions/${a}/pin`, { pinned: true })).body).to.deep.equal({ ok: true, pinned: true });
+    const list = await d.get("/sessions");
+    expect(list.body[0].id).to.equal(a);
+    expect(list.body[0].pinned).to.equal(true);
+    expect(list.body.find((s: { id: string }) => s.id === b)).to.not.have.property("pinned");
+
+    const share = await d.post(`/sessions/${a}/share`);
+    expect(share.status).to.equal(200);
+    expect(share.body.token).to.have.length(32);
+    expect(share.body.url).to.equal(`/shared/${share.body.token}`);
+    expect((await d.post(`/sessions/${a}/share`)).body.token).to.equal(share.body.token);
+    expect((await d.get(`/sessions/${a}`)).body.shareToken).to.equal(share.body.token);
+    expect((await d.delete(`/sessions/${a}/share`)).body).to.deep.equal({ ok: true });
+    expect((await d.delete(`/sessions/${a}/share`)).body).to.deep.equal({ ok: true });
+    expect((await d.get(`/sessions/${a}`)).body.shareToken).to.equal(null);
+    expect((await d.delete("/sessions/nope/share")).status).to.equal(404);
+  });
+
+  it("forks the in-context messages into an independent session", async () => {
+    const a = await d.createSession({ cwd, title: "orig" });
+    const store = d.daemon.services.get(SessionStoreToken);
+    store.appendMessage(a, { role: "user", content: "hello" });
+    store.appendMessage(a, { role: "assistant", content: "hi there" });
+    const fork = await d.post(`/sessions/${a}/fork`);
+    expect(fork.status).to.equal(201);
+    expect(fork.body.session).to.include({ title: "orig (fork)", cwd, messageCount: 2 });
+    const view = await d.get(`/sessions/${fork.body.id}`);
+    expect(view.body.messages.map((m: { content: string }) => m.content)).to.deep.equal(["hello", "hi there"]);
+    store.appendMessage(fork.body.id, { role: "user", content: "only in the fork" });
+    expect((await d.get(`/sessions/${a}`)).body.messages).to.have.length(2);
+  });
+
+  it("pages history by user turns", async () => {
+    const a = await d.createSession({ cwd });
+    const store = d.daemon.services.get(SessionStoreToken);
+    for (let i = 0; i < 5; i++) {
+      store.appendMessage(a, { role: "user", content: `q${i}` });
+      store.appendMessage(a, { role: "assistant", content: `a${i}` });
+    }
+    const view = await d.get(`/sessions/${a}?turns=2`);
+    expect(view.body.messages.map((m: { content: string }) => m.content)).to.deep.equal(["q3", "a3", "q4", "a4"]);
+    expect(view.body.hasMoreHistory).to.equal(true);
+    const older = await d.get(`/sessions/${a}/history?before=${view.body.oldestSeq}&turns=2`);
+    expect(older.body.messages.map((m: { content: string }) => m.content)).to.deep.equal(["q1", "a1", "q2", "a2"]);
+    const oldest = await d.get(`/sessions/${a}/history?before=${older.body.oldestSeq}&turns=2`);
+    expect(oldest.body.messages.map((m: { content: string }) => m.content)).to.deep.equal(["q0", "a0"]);
+    expect(oldest.body.hasMoreHistory).to.equal(false);
+  });
+
+  it("unloads (data kept) and deletes permanently (gone, announced on the feed)", async () => {
+    const a = await d.createSession({ cwd });
+    const feed = await d.sse("/sessions/events");
+    const stream = await d.sse(`/sessions/${a}/events`);
+    await stream.waitForType("status");
+    expect((await d.delete(`/sessions/${a}`)).body).to.deep.equal({ ok: true });
+    await stream.waitForType("session_closed");
+    expect((await d.get(`/sessions/${a}`)).status).to.equal(200);
+    expect((await d.delete(`/sessions/${a}/permanent`)).body).to.deep.equal({ ok: true });
+    const deleted = await feed.waitForType("session_deleted");
+    expect(deleted.json.sessionId).to.equal(a);
+    expect((await d.get(`/sessions/${a}`)).status).to.equal(404);
+    expect((await d.delete(`/sessions/${a}/permanent`)).status).to.equal(404);
+    expect(d.daemon.services.get(SessionStoreToken).getSession(a)).to.equal(undefined);
+    feed.close();
+    stream.close();
+  });
+
+  it("keeps a durable audit trail at events/history", async () => {
+    const a = await d.createSession({ cwd });
+    await d.post(`/sessions/${a}/rename`, { title: "renamed" });
+    const log = d.daemon.services.get(SessionServiceToken);
+    expect(log.find(a)?.title).to.equal("renamed");
+    const hist = await d.get(`/sessions/${a}/events/history`);
+    expect(hist.status).to.equal(200);
+    const types = hist.body.events.map((e: { type: string }) => e.type);
+    expect(types).to.include.members(["session_created", "session_update"]);
+    for (const e of hist.body.events) expect(e.payload.type).to.equal(e.type);
+    expect((await d.get("/sessions/nope/events/history")).status).to.equal(404);
+  });
+});

@@ -1,0 +1,113 @@
+import { expect } from "chai";
+import { SessionEventLogToken } from "../core/sessions.js";
+import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import type { SseClient } from "./support/sse.js";
+
+function seqs(c: SseClient, type = "token"): number[] {
+  return c.ofType(type).map((f) => Number(f.id));
+}
+
+describe("SSE event streams", () => {
+  let d: TestDaemon;
+  let id: string;
+  const publish = (type: string, fields: Record<string, unknown> = {}) =>
+    d.daemon.services.get(SessionEventLogToken).publish(id, { type, ...fields });
+
+  beforeEach(async () => {
+    d = await startTestDaemon({ config: { server: { sseQueueBytes: 65536 } } });
+    id = await d.createSession();
+  });
+  afterEach(async () => d.cleanup());
+
+  it("starts with a status frame, then live events with their seq as SSE id", async () => {
+    const c = await d.sse(`/sessions/${id}/events`);
+    const status = await c.waitForType("status");
+    expect(status.id).to.equal(undefined);
+    expect(status.json).to.include({ sessionId: id, status: "idle", mode: "build" });
+    const seq = publish("token", { text: "hi" });
+    const tok = await c.waitForType("token");
+    expect(tok.id).to.equal(String(seq));
+    expect(tok.json).to.deep.include({ type: "token", sessionId: id, seq, text: "hi" });
+    c.close();
+  });
+
+  it("resumes after Last-Event-ID with no gap and no duplicate", async () => {
+    const a = await d.sse(`/sessions/${id}/events`);
+    await a.waitForType("status");
+    for (let i = 0; i < 50; i++) publish("token", { text: `t${i}` });
+    const last = await a.waitFor((f) => f.json?.text === "t49");
+    const cut = Number(a.ofType("token")[19]?.id);
+    a.close();
+    for (let i = 50; i < 80; i++) publish("token", { text: `t${i}` });
+    publish("tool_start", { toolCallId: "x" });
+    const b = await d.sse(`/sessions/${id}/events`, { lastEventId: cut });
+    await b.waitForType("tool_start");
+    const got = b.ofType("token").map((f) => f.json.text);
+    expect(got).to.deep.equal(Array.from({ length: 60 }, (_, i) => `t${i + 20}`));
+    const s = seqs(b);
+    expect(s[0]).to.equal(cut + 1);
+    for (let i = 1; i < s.length; i++) expect(s[i]).to.equal((s[i - 1] ?? 0) + 1);
+    expect(Number(last.id)).to.be.lessThan(s.at(-1) ?? 0);
+    b.close();
+  });
+
+  it("tells a client with an unusable Last-Event-ID to resync", async () => {
+    for (const bad of ["abc", "999999"]) {
+      const c = await d.sse(`/sessions/${id}/events`, { lastEventId: bad });
+      const r = await c.waitForType("resync");
+      expect(r.json.reason).to.be.a("string");
+      c.close();
+    }
+  });
+
+  it("sends two clients the identical frames", async () => {
+    const a = await d.sse(`/sessions/${id}/events`);
+    const b = await d.sse(`/sessions/${id}/events`);
+    await Promise.all([a.waitForType("status"), b.waitForType("status")]);
+    for (let i = 0; i < 200; i++) publish(i % 10 === 9 ? "tool_end" : "token", { text: `x${i}` });
+    publish("end", { reason: "stop" });
+    await Promise.all([a.waitForType("end"), b.waitForType("end")]);
+    const frames = (c: SseClient) => c.frames.filter((f) => f.id !== undefined).map((f) => `${f.id}|${f.data}`);
+    expect(frames(a)).to.have.length(201);
+    expect(frames(a)).to.deep.equal(frames(b));
+    a.close();
+    b.close();
+  });
+
+  it("bounds the memory of a stalled client and catches it up exactly once when it reads again", async () => {
+    const stalled = await d.sse(`/sessions/${id}/events`, { paused: true });
+    const live = await d.sse(`/sessions/${id}/events`);
+    await live.waitForType("status");
+    const chunk = "y".repeat(4096);
+    const N = 4000; // ~16 MB, far beyond socket buffers and the 64 KiB queue bound
+    for (let i = 0; i < N; i++) publish("token", { text: chunk, n: i });
+    publish("end", { reason: "stop" });
+    const status = await d.get("/server/status");
+    expect(status.body.sseClients).to.equal(2);
+    // Each client is bounded by its own queue limit (plus at most one frame over it).
+    expect(status.body.sseQueuedBytes).to.be.at.most(2 * (65536 + 8192));
+    await live.waitForType("end", 30_000);
+    stalled.resume();
+    await stalled.waitForType("end", 30_000);
+    const ns = stalled.ofType("token").map((f) => f.json.n);
+    expect(ns).to.have.length(N);
+    for (let i = 0; i < N; i++) if (ns[i] !== i) expect.fail(`frame ${i} is n=${ns[i]}`);
+    stalled.close();
+    live.close();
+  });
+
+  it("streams lifecycle events of all sessions on /sessions/events, resumable by Last-Event-ID", async () => {
+    const feed = await d.sse("/sessions/events");
+    const hello = await feed.waitForType("connected");
+    const b = await d.createSession();
+    const created = await feed.waitFor((f) => f.json?.type === "session_created" && f.json.sessionId === b);
+    expect(created.json.session).to.include({ id: b, status: "idle" });
+    await d.post(`/sessions/${b}/rename`, { title: "x" });
+    await feed.waitFor((f) => f.json?.type === "session_update" && f.json.session.title === "x");
+    feed.close();
+    const again = await d.sse("/sessions/events", { lastEventId: hello.json.lastSeq });
+    await again.waitFor((f) => f.json?.type === "session_update" && f.json.session.title === "x");
+    expect(again.ofType("session_created").map((f) => f.json.sessionId)).to.deep.equal([b]);
+    again.close();
+  });
+});

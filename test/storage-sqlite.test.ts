@@ -1,0 +1,433 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { expect } from "chai";
+import type { PluginContext } from "../core/plugin.js";
+import { emptyUsage, type NewMessage, type SessionRecord } from "../core/session-types.js";
+import { type SessionStore, SessionStoreToken } from "../core/store.js";
+import storagePlugin from "../plugins/storage-sqlite/index.js";
+import { migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
+import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
+
+function session(id: string, over: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id,
+    title: null,
+    pinned: false,
+    persona: "default",
+    model: "m",
+    cwd: "/tmp",
+    mode: "build",
+    isSandbox: false,
+    shareToken: null,
+    messageCount: 0,
+    usage: emptyUsage(),
+    createdAt: "2024-01-01T00:00:00.000Z",
+    updatedAt: "2024-01-01T00:00:00.000Z",
+    meta: {},
+    ...over,
+  };
+}
+
+const at = (n: number) => new Date(Date.UTC(2024, 0, 1) + n * 1000).toISOString();
+const ids = (r: { sessions: SessionRecord[] }) => r.sessions.map((s) => s.id);
+const texts = (ms: { content: unknown }[]) => ms.map((m) => m.content);
+
+/** A session with `turns` user/assistant exchanges, each with a tool step in between. */
+function seedTurns(store: SessionStore, id: string, turns: number): void {
+  for (let i = 0; i < turns; i++) {
+    store.appendMessage(id, { role: "user", content: `q${i}` });
+    store.appendMessage(id, {
+      role: "assistant",
+      content: null,
+      toolCalls: [{ id: `c${i}`, name: "ls", arguments: "{}" }],
+    });
+    store.appendMessage(id, { role: "tool", content: "out", toolCallId: `c${i}`, toolName: "ls" });
+    store.appendMessage(id, { role: "assistant", content: `a${i}` });
+  }
+}
+
+describe("storage-sqlite: SessionStore on SQLite", () => {
+  let dir: string;
+  let file: string;
+  let store: SqliteSessionStore;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "agentd-sqlite-"));
+    file = join(dir, "agentd.db");
+    store = openSqliteStore(file);
+  });
+  afterEach(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe("sessions", () => {
+    it("round-trips a record with its JSON fields, updates and deletes it", () => {
+      const usage = { ...emptyUsage(), promptTokens: 12, cost: 0.5 };
+      const rec = session("s1", { title: "T", pinned: true, isSandbox: true, usage, meta: { todos: [{ a: 1 }] } });
+      store.createSession(rec);
+      expect(store.getSession("s1")).to.deep.equal(rec);
+      expect(store.getSession("nope")).to.equal(undefined);
+
+      const upd = store.updateSession("s1", { title: null, mode: "plan", meta: { x: "y" }, shareToken: "tok" });
+      expect(upd).to.include({ title: null, mode: "plan", shareToken: "tok", createdAt: rec.createdAt });
+      expect(upd?.updatedAt).to.be.a("string").and.not.equal(rec.updatedAt);
+      expect(store.getSession("s1")).to.deep.equal(upd);
+      expect(store.findByShareToken("tok")?.id).to.equal("s1");
+      expect(store.findByShareToken("other")).to.equal(undefined);
+      const kept = store.updateSession("s1", { pinned: false, updatedAt: at(5) });
+      expect(kept?.updatedAt).to.equal(at(5));
+      expect(store.updateSession("nope", { title: "x" })).to.equal(undefined);
+
+      expect(store.deleteSession("s1")).to.equal(true);
+      expect(store.getSession("s1")).to.equal(undefined);
+      expect(store.deleteSession("s1")).to.equal(false);
+    });
+
+    it("lists pinned first, then most recently updated, with paging and a total", () => {
+      store.createSession(session("old", { updatedAt: at(1) }));
+      store.createSession(session("new", { updatedAt: at(3) }));
+      store.createSession(session("mid", { updatedAt: at(2) }));
+      store.createSession(session("pin", { updatedAt: at(0), pinned: true }));
+      expect(store.listSessions({})).to.deep.include({ total: 4 });
+      expect(ids(store.listSessions({}))).to.deep.equal(["pin", "new", "mid", "old"]);
+      const page = store.listSessions({ limit: 2, offset: 1 });
+      expect(ids(page)).to.deep.equal(["new", "mid"]);
+      expect(page.total).to.equal(4);
+      expect(ids(store.listSessions({ offset: 3 }))).to.deep.equal(["old"]);
+    });
+
+    it("searches titles and message text (every term somewhere in the session, prefix match)", () => {
+      store.createSession(session("a", { title: "Refactor the parser", updatedAt: at(1) }));
+      store.createSession(session("b", { title: "Other", updatedAt: at(2) }));
+      store.createSession(session("c", { title: "100% done_ok", updatedAt: at(3) }));
+      store.appendMessage("b", { role: "user", content: "please fix the tokenizer" });
+      store.appendMessage("b", { role: "assistant", content: [{ type: "text", text: "Fixed the café lexer" }] });
+      store.appendMessage("c", { role: "tool", content: "tokenizer in tool output is not indexed", toolCallId: "x" });
+
+      expect(ids(store.listSessions({ q: "parser" }))).to.deep.equal(["a"]);
+      expect(ids(store.listSessions({ q: "PARS" }))).to.deep.equal(["a"]);
+      expect(ids(store.listSessions({ q: "tokeni" }))).to.deep.equal(["b"]);
+      // Terms may be found in different messages, and diacritics are folded.
+      expect(ids(store.listSessions({ q: "tokenizer cafe" }))).to.deep.equal(["b"]);
+      expect(ids(store.listSessions({ q: "tokenizer parser" }))).to.deep.equal([]);
+      // LIKE wildcards in the input are literal.
+      expect(ids(store.listSessions({ q: "100%" }))).to.deep.equal(["c"]);
+      expect(ids(store.listSessions({ q: "%" }))).to.deep.equal(["c"]);
+      expect(ids(store.listSessions({ q: "e_o" }))).to.deep.equal(["c"]);
+      expect(store.listSessions({ q: "the", limit: 1 })).to.deep.include({ total: 2 });
+      expect(ids(store.listSessions({ q: "   " }))).to.have.length(3);
+    });
+
+    it("never lets hostile search input reach SQL or FTS syntax", () => {
+      store.createSession(session("a", { title: 'say "hi"' }));
+      store.appendMessage("a", { role: "user", content: 'foo"bar and NEAR(x y)' });
+      const hostile = [
+        'foo"bar',
+        "AND(",
+        '"',
+        "*",
+        "NEAR(",
+        "a OR b",
+        "'; DROP TABLE sessions; --",
+        "^x",
+        "-",
+        "()",
+        ":",
+        "\\",
+      ];
+      for (const q of hostile) {
+        expect(() => store.listSessions({ q }), q).to.not.throw();
+        expect(() => store.searchMessages(q), q).to.not.throw();
+      }
+      expect(ids(store.listSessions({ q: 'foo"bar' }))).to.deep.equal(["a"]);
+      expect(ids(store.listSessions({ q: '"hi"' }))).to.deep.equal(["a"]);
+      expect(store.searchMessages("NEAR(").map((h) => h.sessionId)).to.deep.equal(["a"]);
+      expect(store.getSession("a")).to.not.equal(undefined);
+    });
+  });
+
+  describe("messages", () => {
+    beforeEach(() => store.createSession(session("s")));
+
+    it("stores every field, assigns seqs and counts only user and texted assistant messages", () => {
+      const before = store.getSession("s")?.updatedAt ?? "";
+      const full: NewMessage = {
+        role: "assistant",
+        content: "done",
+        toolCalls: [{ id: "c1", name: "read", arguments: '{"path":"a"}' }],
+        thinking: "hmm",
+        meta: { turnMeta: { ms: 3 } },
+        createdAt: at(9),
+      };
+      const m1 = store.appendMessage("s", { role: "user", content: "hi", clientMessageId: "cm-1" });
+      const m2 = store.appendMessage("s", full);
+      store.appendMessage("s", {
+        role: "assistant",
+        content: null,
+        toolCalls: [{ id: "c2", name: "ls", arguments: "{}" }],
+      });
+      store.appendMessage("s", { role: "assistant", content: "  " });
+      store.appendMessage("s", {
+        role: "tool",
+        content: "result",
+        toolCallId: "c2",
+        toolName: "ls",
+        meta: { error: true },
+      });
+      store.appendMessage("s", { role: "user", content: [{ type: "image_url", image_url: { url: "data:x" } }] });
+      store.appendMessage("s", { role: "system", content: "prompt" });
+      expect(m1).to.include({ seq: 1, inContext: true, clientMessageId: "cm-1" });
+      expect(m2).to.deep.equal({ ...full, seq: 2, inContext: true, createdAt: at(9) });
+
+      const rec = store.getSession("s");
+      expect(rec?.messageCount).to.equal(3);
+      expect(rec?.updatedAt).to.be.a("string").and.not.equal(before);
+      const page = store.historyPage("s", 10);
+      expect(page.messages[1]).to.deep.equal(m2);
+      expect(page.messages[4]).to.include({ role: "tool", toolCallId: "c2", toolName: "ls" });
+      expect(page.messages[4]?.meta).to.deep.equal({ error: true });
+      expect(page.messages.map((m) => m.seq)).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+      expect(() => store.appendMessage("missing", { role: "user", content: "x" })).to.throw(/Session not found/);
+    });
+
+    it("pages history by user turns, backwards with beforeSeq", () => {
+      store.appendMessage("s", { role: "system", content: "prompt" });
+      seedTurns(store, "s", 5); // seqs 2..21, turn i starts at 2 + 4i
+      const p1 = store.historyPage("s", 2);
+      expect(texts(p1.messages)).to.deep.equal(["q3", null, "out", "a3", "q4", null, "out", "a4"]);
+      expect(p1).to.include({ oldestSeq: 14, hasMoreHistory: true });
+      const p2 = store.historyPage("s", 2, p1.oldestSeq ?? 0);
+      expect(texts(p2.messages)).to.deep.equal(["q1", null, "out", "a1", "q2", null, "out", "a2"]);
+      expect(p2).to.include({ oldestSeq: 6, hasMoreHistory: true });
+      // Fewer turns left than asked for: the page reaches back to the first row (the system prompt).
+      const p3 = store.historyPage("s", 2, p2.oldestSeq ?? 0);
+      expect(texts(p3.messages)).to.deep.equal(["prompt", "q0", null, "out", "a0"]);
+      expect(p3).to.include({ oldestSeq: 1, hasMoreHistory: false });
+      expect(store.historyPage("s", 2, 1)).to.deep.equal({ messages: [], oldestSeq: null, hasMoreHistory: false });
+      expect(store.historyPage("s", 0).messages).to.have.length(21);
+      expect(store.historyPage("s", -1, 6).messages).to.have.length(5);
+      expect(store.historyPage("nope", 3)).to.deep.equal({ messages: [], oldestSeq: null, hasMoreHistory: false });
+    });
+
+    it("tracks the in-context working set", () => {
+      seedTurns(store, "s", 3);
+      store.appendMessage("s", { role: "system", content: "summary", inContext: false });
+      expect(store.contextMessages("s")).to.have.length(12);
+      store.markOutOfContext("s", 4);
+      const ctx = store.contextMessages("s");
+      expect(ctx.map((m) => m.seq)).to.deep.equal([5, 6, 7, 8, 9, 10, 11, 12]);
+      expect(ctx.every((m) => m.inContext)).to.equal(true);
+      expect(store.historyPage("s", 10).messages[0]).to.include({ seq: 1, inContext: false });
+      store.markOutOfContext("s");
+      expect(store.contextMessages("s")).to.deep.equal([]);
+      expect(store.historyPage("s", 10).messages).to.have.length(13);
+    });
+
+    it("truncates (undo): recounts, unindexes, and never reuses a seq", () => {
+      store.appendMessage("s", { role: "user", content: "alpha question" });
+      store.appendMessage("s", { role: "assistant", content: "alpha answer" });
+      store.appendMessage("s", { role: "user", content: "beta question", clientMessageId: "b" });
+      store.appendMessage("s", { role: "assistant", content: "beta answer" });
+      expect(store.getSession("s")?.messageCount).to.equal(4);
+      store.truncateMessages("s", 3);
+      expect(store.getSession("s")?.messageCount).to.equal(2);
+      expect(texts(store.historyPage("s", 10).messages)).to.deep.equal(["alpha question", "alpha answer"]);
+      expect(store.searchMessages("beta")).to.deep.equal([]);
+      expect(store.hasClientMessageId("s", "b")).to.equal(false);
+      expect(store.appendMessage("s", { role: "user", content: "again" }).seq).to.equal(5);
+    });
+
+    it("finds a message by client message id", () => {
+      store.appendMessage("s", { role: "user", content: "x", clientMessageId: "abc" });
+      store.createSession(session("t"));
+      expect(store.hasClientMessageId("s", "abc")).to.equal(true);
+      expect(store.hasClientMessageId("s", "abd")).to.equal(false);
+      expect(store.hasClientMessageId("t", "abc")).to.equal(false);
+    });
+
+    it("searches message text with snippets, newest first, scoped by session", () => {
+      store.createSession(session("t", { title: "Second" }));
+      const long = `${"filler ".repeat(40)}the quick brown fox jumps ${"filler ".repeat(40)}`;
+      store.appendMessage("s", { role: "user", content: long });
+      store.appendMessage("t", { role: "assistant", content: "a fox again" });
+      store.appendMessage("t", { role: "tool", content: "fox in tool output", toolCallId: "c" });
+      const hits = store.searchMessages("fox");
+      expect(hits.map((h) => [h.sessionId, h.seq])).to.deep.equal([
+        ["t", 1],
+        ["s", 1],
+      ]);
+      expect(hits[0]).to.include({ sessionTitle: "Second", role: "assistant", snippet: "a fox again" });
+      expect(hits[1]?.snippet).to.contain("fox").and.contain("…");
+      expect(hits[1]?.snippet.length).to.be.lessThan(long.length / 2);
+      expect(hits[1]?.sessionTitle).to.equal(null);
+      expect(store.searchMessages("quick fox").map((h) => h.sessionId)).to.deep.equal(["s"]);
+      expect(store.searchMessages("fox", { sessionId: "s" }).map((h) => h.sessionId)).to.deep.equal(["s"]);
+      expect(store.searchMessages("fox", { excludeSessionId: "t" }).map((h) => h.sessionId)).to.deep.equal(["s"]);
+      expect(store.searchMessages("fox", { limit: 1 })).to.have.length(1);
+      expect(store.searchMessages("  ")).to.deep.equal([]);
+    });
+  });
+
+  describe("events and feed", () => {
+    beforeEach(() => store.createSession(session("s")));
+    const ev = (seq: number, ephemeral = false) => ({
+      seq,
+      ts: at(seq),
+      type: ephemeral ? "token" : "x",
+      json: `{"seq":${seq}}`,
+      ephemeral,
+    });
+
+    it("appends batches, ignores duplicate seqs and reads durable-only on request", () => {
+      store.appendEvents("s", [ev(1), ev(2, true), ev(3, true), ev(4)]);
+      store.appendEvents("s", [ev(4), ev(5)]);
+      store.appendEvents("s", []);
+      expect(store.readEvents("s", 0, 100).map((e) => e.seq)).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(store.readEvents("s", 0, 100)[0]).to.deep.equal({ seq: 1, ts: at(1), type: "x", json: '{"seq":1}' });
+      expect(store.readEvents("s", 1, 2).map((e) => e.seq)).to.deep.equal([2, 3]);
+      expect(store.readEvents("s", 0, 100, { durableOnly: true }).map((e) => e.seq)).to.deep.equal([1, 4, 5]);
+      expect(store.readEvents("s", 5, 100)).to.deep.equal([]);
+      expect(store.readEvents("s", 0, 0)).to.deep.equal([]);
+    });
+
+    it("keeps the event seq reservation per session", () => {
+      expect(store.eventSeqReserved("s")).to.equal(0);
+      store.reserveEventSeq("s", 1000);
+      expect(store.eventSeqReserved("s")).to.equal(1000);
+      expect(store.eventSeqReserved("nope")).to.equal(0);
+      expect(() => store.reserveEventSeq("nope", 5)).to.not.throw();
+    });
+
+    it("deleting a session removes its messages, events and search rows", () => {
+      store.appendMessage("s", { role: "user", content: "zebra" });
+      store.appendEvents("s", [ev(1)]);
+      store.reserveEventSeq("s", 1000);
+      store.deleteSession("s");
+      expect(store.readEvents("s", 0, 10)).to.deep.equal([]);
+      expect(store.searchMessages("zebra")).to.deep.equal([]);
+      store.createSession(session("s"));
+      expect(store.historyPage("s", 5).messages).to.deep.equal([]);
+      expect(store.eventSeqReserved("s")).to.equal(0);
+    });
+
+    it("keeps the global feed in order", () => {
+      expect(store.feedSeq()).to.equal(0);
+      store.appendFeed({ seq: 1, ts: at(1), type: "session_created", json: "{}" });
+      store.appendFeed({ seq: 2, ts: at(2), type: "session_update", json: '{"a":1}' });
+      expect(store.feedSeq()).to.equal(2);
+      expect(store.readFeed(0, 10).map((e) => e.type)).to.deep.equal(["session_created", "session_update"]);
+      expect(store.readFeed(1, 10)).to.deep.equal([{ seq: 2, ts: at(2), type: "session_update", json: '{"a":1}' }]);
+      expect(store.readFeed(0, 1)).to.have.length(1);
+    });
+  });
+
+  describe("file, schema and plugin", () => {
+    it("keeps everything across close and reopen; close is idempotent", () => {
+      store.createSession(session("s", { title: "kept" }));
+      store.appendMessage("s", { role: "user", content: "persisted words" });
+      store.appendEvents("s", [{ seq: 1, ts: at(1), type: "x", json: "{}", ephemeral: false }]);
+      store.appendFeed({ seq: 7, ts: at(1), type: "x", json: "{}" });
+      store.close();
+      store.close();
+      store = openSqliteStore(file);
+      expect(store.getSession("s")).to.include({ title: "kept", messageCount: 1 });
+      expect(store.searchMessages("persisted")).to.have.length(1);
+      expect(store.readEvents("s", 0, 10)).to.have.length(1);
+      expect(store.feedSeq()).to.equal(7);
+      expect(store.appendMessage("s", { role: "user", content: "next" }).seq).to.equal(2);
+    });
+
+    it("records the schema version, uses WAL and refuses a database from a newer version", () => {
+      store.close();
+      const db = new Database(file);
+      expect(db.pragma("user_version", { simple: true })).to.equal(SCHEMA_VERSION);
+      expect(db.pragma("journal_mode", { simple: true })).to.equal("wal");
+      db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+      db.close();
+      expect(() => openSqliteStore(file)).to.throw(/newer agentd/);
+      store = openSqliteStore(join(dir, "fresh.db"));
+    });
+
+    it("applies each migration in its own transaction and reports the failing step", () => {
+      const db = new Database(":memory:");
+      const steps = [
+        { description: "one", up: (d: Database.Database) => d.exec("CREATE TABLE a (x)") },
+        { description: "two", up: (d: Database.Database) => d.exec("CREATE TABLE b (x); CREATE TABLE a (y)") },
+      ];
+      expect(() => migrate(db, "mem.db", steps)).to.throw(/mem\.db to version 2 \(two\) failed/);
+      expect(db.pragma("user_version", { simple: true })).to.equal(1);
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+      expect(tables).to.deep.equal(["a"]);
+      db.close();
+    });
+
+    it("rolls a failed batch back as a whole", () => {
+      const failing = () =>
+        store.batch(() => {
+          store.createSession(session("b1"));
+          store.createSession(session("b1"));
+        });
+      expect(failing).to.throw(/UNIQUE/);
+      expect(store.getSession("b1")).to.equal(undefined);
+    });
+
+    it("provides the store from <home>/agentd.db and closes it on dispose", () => {
+      const provided: unknown[] = [];
+      const disposers: (() => void)[] = [];
+      const ctx = {
+        home: dir,
+        services: { provide: (token: unknown, value: unknown) => provided.push(token, value) },
+        onDispose: (d: () => void) => disposers.push(d),
+      } as unknown as PluginContext;
+      expect(storagePlugin.manifest).to.include({ id: "storage-sqlite", required: true });
+      expect(storagePlugin.manifest.provides).to.deep.equal([SessionStoreToken.id]);
+      storagePlugin.register(ctx);
+      expect(provided[0]).to.equal(SessionStoreToken);
+      const provStore = provided[1] as SessionStore;
+      provStore.createSession(session("via-plugin"));
+      for (const d of disposers) d();
+      expect(() => provStore.getSession("via-plugin")).to.throw(/not open/);
+      expect(store.getSession("via-plugin")?.id).to.equal("via-plugin");
+    });
+  });
+
+  describe("at scale", () => {
+    it("lists one page of 10,000 sessions and pages a 10,000-message session", () => {
+      // One commit per batch keeps the seeding fast; each call inside still runs its own (nested) transaction.
+      store.batch(() => {
+        for (let i = 0; i < 10_000; i++) {
+          store.createSession(session(`s${i}`, { updatedAt: at(i), title: i % 1000 === 0 ? `needle ${i}` : `t${i}` }));
+        }
+      });
+      const page = store.listSessions({ limit: 3, offset: 10 });
+      expect(page.total).to.equal(10_000);
+      expect(ids(page)).to.deep.equal(["s9989", "s9988", "s9987"]);
+      const found = store.listSessions({ q: "needle", limit: 2 });
+      expect(found.total).to.equal(10);
+      expect(ids(found)).to.deep.equal(["s9000", "s8000"]);
+
+      store.batch(() => {
+        for (let i = 0; i < 5_000; i++) {
+          store.appendMessage("s0", { role: "user", content: `question ${i}` });
+          store.appendMessage("s0", { role: "assistant", content: `answer ${i}` });
+        }
+      });
+      expect(store.getSession("s0")?.messageCount).to.equal(10_000);
+      const last = store.historyPage("s0", 3);
+      expect(texts(last.messages)).to.deep.equal([
+        "question 4997",
+        "answer 4997",
+        "question 4998",
+        "answer 4998",
+        "question 4999",
+        "answer 4999",
+      ]);
+      expect(last).to.include({ oldestSeq: 9995, hasMoreHistory: true });
+      const mid = store.historyPage("s0", 2, 5001);
+      expect(mid.messages.map((m) => m.seq)).to.deep.equal([4997, 4998, 4999, 5000]);
+      expect(ids(store.listSessions({ limit: 1 }))).to.deep.equal(["s0"]);
+    });
+  });
+});

@@ -1,0 +1,3 @@
+/** The test harness for agentd and its plugins (`agentd/testing`). */
+export * from "./daemon.js";
+export * from "./sse.js";
