@@ -39,15 +39,11 @@ export async function compactIfNeeded(opts: {
   const { deps, rec, provider, signal, emit } = opts;
   const rows = deps.store.contextMessages(rec.id);
   // Cut at a user message so a tool call is never separated from its result.
+  // The user message nearest to (preferably at or before) the target share; the current turn always stays.
   const target = Math.floor(rows.length * COMPACT_SHARE);
-  let cut = -1;
-  for (let i = target; i > 0; i--) {
-    if (rows[i]?.role === "user") {
-      cut = i;
-      break;
-    }
-  }
-  if (cut <= 0) return false;
+  const starts = rows.flatMap((r, i) => (i > 0 && r.role === "user" ? [i] : []));
+  const cut = starts.filter((i) => i <= target).at(-1) ?? starts[0];
+  if (cut === undefined) return false;
   const older = rows.slice(0, cut);
   const previous = rec.meta.compactionSummary as string | undefined;
   let summary = "";

@@ -34,8 +34,12 @@ export async function streamModelCall(
     if (last && last.kind === kind) last.text += text;
     else blocks.push({ order: blocks.length, kind, text });
   };
+  // A per-call signal: providers (and SDKs) may leave listeners on it, which must not pile up on the turn's signal.
+  const call = new AbortController();
+  const link = () => call.abort(signal.reason);
+  signal.addEventListener("abort", link, { once: true });
   try {
-    for await (const d of provider.stream(req, signal)) {
+    for await (const d of provider.stream(req, call.signal)) {
       if (signal.aborted) break;
       switch (d.type) {
         case "content":
@@ -76,6 +80,8 @@ export async function streamModelCall(
     }
   } catch (err) {
     if (!signal.aborted) out.error = err instanceof Error ? err : new Error(String(err));
+  } finally {
+    signal.removeEventListener("abort", link);
   }
   out.aborted = signal.aborted;
   out.generationMs = performance.now() - t0;

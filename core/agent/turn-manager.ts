@@ -376,12 +376,10 @@ export class TurnManager implements TurnController {
         if (open.length && fresh.mode === "build") {
           emit({ type: "notice", message: `The turn ended with ${open.length} open todo(s) after ${TODO_NUDGES} reminders.` });
         }
-        if (t.followups.length) {
-          emit({ type: "turn_end", toolResults: [] });
-          this.drain(t, "followups", emit);
-          continue;
-        }
         emit({ type: "turn_end", toolResults: [] });
+        // Steering that arrived during this call is injected before one more model call; follow-ups become the
+        // next turn (see run()).
+        if (t.steering.length) continue;
         return "stop";
       }
       const results = await this.runTools(t, rec, toolCalls, emit);
@@ -443,7 +441,11 @@ export class TurnManager implements TurnController {
       onEnd: record,
     });
     if (!signal.aborted) {
-      await Promise.race([dispatched, new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }))]);
+      let onAbort = () => {};
+      const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+      signal.addEventListener("abort", onAbort, { once: true });
+      await Promise.race([dispatched, aborted]);
+      signal.removeEventListener("abort", onAbort);
     }
     if (signal.aborted) {
       // Tools get a grace period to stop; whatever is still running is recorded as aborted.

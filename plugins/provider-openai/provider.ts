@@ -63,6 +63,11 @@ export function createOpenAIProvider(
 
   const connection = () => {
     const s = read();
+    if (!s.baseURL && !s.apiKey) {
+      throw new ProviderError(
+        "No model provider is configured: set provider.baseURL and provider.apiKey in config.json, or OPENAI_BASE_URL and OPENAI_API_KEY",
+      );
+    }
     const baseURL = s.baseURL || DEFAULT_BASE_URL;
     const key = `${baseURL}\u0000${s.apiKey ?? ""}`;
     if (cached?.key !== key) cached = { key, client: openAIClient(baseURL, s.apiKey) };
