@@ -36,6 +36,8 @@ export interface ToolResult {
   images?: ToolImage[];
   /** Structured extras for clients (never sent to the model). */
   meta?: Record<string, unknown>;
+  /** Ends the turn once this batch of tool calls is done (e.g. `plan_done` hands over to the user). */
+  endsTurn?: boolean;
 }
 
 export interface ConfirmationRequest {

@@ -1,9 +1,12 @@
 import type { Plugin } from "../core/plugin.js";
 import agent from "./agent/index.js";
+import mcp from "./mcp/index.js";
 import personas from "./personas/index.js";
 import providerOpenai from "./provider-openai/index.js";
 import sessions from "./sessions/index.js";
 import storageSqlite from "./storage-sqlite/index.js";
+import toolsMemory from "./tools-memory/index.js";
+import toolsWeb from "./tools-web/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent];
+export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent, toolsMemory, toolsWeb, mcp];

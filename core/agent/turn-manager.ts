@@ -385,6 +385,7 @@ export class TurnManager implements TurnController {
       const results = await this.runTools(t, rec, toolCalls, emit);
       emit({ type: "turn_end", toolResults: results });
       if (signal.aborted) return "aborted";
+      if (results.some((r) => r.result?.endsTurn) && !t.steering.length) return "stop";
     }
   }
 

@@ -126,7 +126,7 @@ export function planDoneTool(deps: AgentToolDeps): ToolDefinition {
       const planTransition = { kind: "done", path: files[0], summary: args.summary ?? "" };
       deps.setMeta(ctx.sessionId, { planTransition });
       deps.publish(ctx.sessionId, { type: "decision_state", planTransition });
-      return { content: JSON.stringify({ planReady: true, path: files[0], note: "The plan awaits the user's approval. Stop here." }) };
+      return { content: JSON.stringify({ planReady: true, path: files[0], note: "The plan awaits the user's approval. Stop here." }), endsTurn: true };
     },
   };
 }
