@@ -72,7 +72,7 @@ export interface Daemon {
   readonly info: ServerInfo;
   readonly plugins: PluginHostType;
   readonly services: ServiceContainer;
-  /** Re-reads the token file (after `agentd token --rotate`). */
+  /** Re-reads the token file (after `agentd token --rotate`) and closes open event streams so they re-authenticate. */
   reloadToken(): void;
   stop(): Promise<void>;
 }
@@ -259,6 +259,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       auth.setToken(t);
       serverInfo.token = t;
       writeServerInfo(home, serverInfo);
+      // Streams were authenticated with the old token: close them; clients reconnect (Last-Event-ID) and re-auth.
+      hub.closeAll();
       log.info("access token reloaded");
     },
     stop() {

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { EventSource } from "eventsource";
 import { SessionEventLogToken } from "../core/sessions.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import type { SseClient } from "./support/sse.js";
@@ -49,6 +50,41 @@ describe("SSE event streams", () => {
     for (let i = 1; i < s.length; i++) expect(s[i]).to.equal((s[i - 1] ?? 0) + 1);
     expect(Number(last.id)).to.be.lessThan(s.at(-1) ?? 0);
     b.close();
+  });
+
+  it("works with a standard EventSource client, which reconnects by itself with Last-Event-ID", async () => {
+    const token = d.token;
+    const received: Array<{ id: string; text?: string; type: string }> = [];
+    let opened = 0;
+    let onMessage: () => void = () => {};
+    // The stream never ends on its own; a server-side close of the first connection forces a real reconnect.
+    const es = new EventSource(`${d.api}/sessions/${id}/events`, {
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
+    });
+    es.onopen = () => opened++;
+    es.onmessage = (ev) => {
+      const json = JSON.parse(ev.data);
+      received.push({ id: ev.lastEventId, text: json.text, type: json.type });
+      onMessage();
+    };
+    const until = (pred: () => boolean) =>
+      new Promise<void>((resolve) => {
+        if (pred()) return resolve();
+        onMessage = () => pred() && resolve();
+      });
+    await until(() => received.some((r) => r.type === "status"));
+    for (let i = 0; i < 5; i++) publish("token", { text: `a${i}` });
+    await until(() => received.filter((r) => r.type === "token").length === 5);
+    d.daemon.services.get(SessionEventLogToken).publish(id, { type: "token", text: "a5" });
+    await until(() => received.filter((r) => r.type === "token").length === 6);
+    d.daemon.reloadToken(); // same token on disk: streams are closed and must re-authenticate
+
+    for (let i = 6; i < 10; i++) publish("token", { text: `a${i}` });
+    await until(() => received.filter((r) => r.type === "token").length === 10);
+    es.close();
+    expect(opened).to.equal(2);
+    const texts = received.filter((r) => r.type === "token").map((r) => r.text);
+    expect(texts).to.deep.equal(Array.from({ length: 10 }, (_, i) => `a${i}`));
   });
 
   it("tells a client with an unusable Last-Event-ID to resync", async () => {

@@ -24,7 +24,8 @@ export class HttpSseStream implements SseStream {
       Connection: "keep-alive",
       "X-Accel-Buffering": "no",
     });
-    res.write(": connected\n\n");
+    // A short reconnection delay for EventSource clients (their default is 3 s).
+    res.write(": connected\nretry: 1000\n\n");
     res.on("close", () => this.markClosed());
   }
 
