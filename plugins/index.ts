@@ -5,8 +5,9 @@ import personas from "./personas/index.js";
 import providerOpenai from "./provider-openai/index.js";
 import sessions from "./sessions/index.js";
 import storageSqlite from "./storage-sqlite/index.js";
+import toolsFs from "./tools-fs/index.js";
 import toolsMemory from "./tools-memory/index.js";
 import toolsWeb from "./tools-web/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent, toolsMemory, toolsWeb, mcp];
+export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent, toolsFs, toolsMemory, toolsWeb, mcp];

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { T, type ToolDefinition, type ToolResult } from "../../core/index.js";
@@ -88,13 +89,18 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       let newString = requiredString(args, "newString", true);
       const replaceAll = boolArg(args, "replaceAll");
       if (oldString === newString) {
-        return fail("invalid_arguments", "oldString and newString are identical; the edit would change nothing.", "Pass the text you want in newString.");
+        return fail(
+          "invalid_arguments",
+          "oldString and newString are identical; the edit would change nothing.",
+          "Pass the text you want in newString.",
+        );
       }
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
       const { abs, display } = resolved.path;
 
       let content: string;
+      let encoding: BufferEncoding = "utf8";
       try {
         const st = await stat(abs).catch((err: NodeJS.ErrnoException) => {
           if (err.code === "ENOENT") return undefined;
@@ -102,19 +108,42 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         });
         if (!st) {
           if (oldString !== "") {
-            return fail("not_found", `${display} does not exist.`, "Check the path with glob, or create the file with write.");
+            return fail(
+              "not_found",
+              `${display} does not exist.`,
+              "Check the path with glob, or create the file with write.",
+            );
           }
           await mkdir(path.dirname(abs), { recursive: true });
           await writeFile(abs, newString);
-          return { content: `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`, meta: { path: abs, created: true } };
+          const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
+          return { content: created, meta: { path: abs, created: true } };
         }
         if (st.isDirectory()) return fail("invalid_arguments", `${display} is a directory.`, "Edit a file inside it.");
-        if (st.size > limits.editMaxFileBytes) {
-          return fail("too_large", `${display} is ${formatBytes(st.size)}; edit handles files up to ${formatBytes(limits.editMaxFileBytes)}.`, "Use a shell tool (sed, a script) for files this large.");
+        if (!st.isFile()) {
+          return fail(
+            "invalid_arguments",
+            `${display} is not a regular file (a device, socket or pipe).`,
+            "Edit regular files only.",
+          );
         }
-        const raw = await readFile(abs);
+        if (st.size > limits.editMaxFileBytes) {
+          return fail(
+            "too_large",
+            `${display} is ${formatBytes(st.size)}; edit handles files up to ${formatBytes(limits.editMaxFileBytes)}.`,
+            "Use a shell tool (sed, a script) for files this large.",
+          );
+        }
+        const raw = await readFile(abs, { signal: ctx.signal });
         if (looksBinary(raw)) return fail("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
-        content = raw.toString("utf8");
+        // A UTF-8 decode/encode round trip would replace every invalid byte (a Latin-1 file, a stray byte) with
+        // U+FFFD all over the file. Latin-1 maps each byte to one character, so the untouched parts stay byte-exact.
+        if (!isUtf8(raw)) {
+          encoding = "latin1";
+          oldString = Buffer.from(oldString, "utf8").toString("latin1");
+          newString = Buffer.from(newString, "utf8").toString("latin1");
+        }
+        content = raw.toString(encoding);
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         return fsFailure(err, display);
@@ -122,9 +151,17 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
 
       if (oldString === "") {
         if (content !== "") {
-          return fail("invalid_arguments", `${display} already exists and is not empty; an empty oldString only creates files.`, "Pass the exact text to replace, or use write to replace the whole file.");
+          return fail(
+            "invalid_arguments",
+            `${display} already exists and is not empty; an empty oldString only creates files.`,
+            "Pass the exact text to replace, or use write to replace the whole file.",
+          );
         }
-        return writeResult(abs, display, newString, 1, 1, "filled the empty file", ctx.signal);
+        return writeResult(
+          { abs, display, updated: newString, encoding, first: 1, last: 1 },
+          "filled the empty file",
+          ctx.signal,
+        );
       }
 
       let at = occurrences(content, oldString);
@@ -164,28 +201,32 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const updated = pieces.join("");
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
-      return writeResult(abs, display, updated, first, last, `replaced ${plural(at.length, "occurrence")}`, ctx.signal);
+      const summary = `replaced ${plural(at.length, "occurrence")}`;
+      return writeResult({ abs, display, updated, encoding, first, last }, summary, ctx.signal);
     },
   });
 }
 
-async function writeResult(
-  abs: string,
-  display: string,
-  updated: string,
-  first: number,
-  last: number,
-  summary: string,
-  signal: AbortSignal,
-): Promise<ToolResult> {
+interface Edited {
+  abs: string;
+  display: string;
+  updated: string;
+  encoding: BufferEncoding;
+  first: number;
+  last: number;
+}
+
+async function writeResult(e: Edited, summary: string, signal: AbortSignal): Promise<ToolResult> {
   signal.throwIfAborted();
   try {
-    await writeFile(abs, updated);
+    await writeFile(e.abs, Buffer.from(e.updated, e.encoding));
   } catch (err) {
-    return fsFailure(err, display);
+    return fsFailure(err, e.display);
   }
+  let shown = snippet(e.updated, e.first, e.last);
+  if (e.encoding === "latin1") shown = Buffer.from(shown, "latin1").toString("utf8");
   return {
-    content: `Edited ${display}: ${summary}. Around line ${first} now:\n${snippet(updated, first, last)}`,
-    meta: { path: abs, firstLine: first },
+    content: `Edited ${e.display}: ${summary}. Around line ${e.first} now:\n${shown}`,
+    meta: { path: e.abs, firstLine: e.first },
   };
 }

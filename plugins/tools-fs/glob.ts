@@ -3,13 +3,15 @@ import path from "node:path";
 import { T, type ToolDefinition } from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
 import { displayPath, resolvePath } from "./paths.js";
-import { ArgError, defineTool, fail, fsFailure, intArg, requiredString, stringArg } from "./result.js";
+import { ArgError, defineTool, fail, fsFailure, limitArg, requiredString, stringArg } from "./result.js";
 import { compileGlob, listFiles } from "./walk.js";
 
 /** Rejects patterns that would escape the base directory; those belong in `path`. */
 export function checkPattern(pattern: string, key: string): void {
   if (path.isAbsolute(pattern) || pattern.split("/").includes("..")) {
-    throw new ArgError(`"${key}" must be relative to the search directory without ".." (got "${pattern}"); put the directory in "path".`);
+    throw new ArgError(
+      `"${key}" must be relative to the search directory without ".." (got "${pattern}"); put the directory in "path".`,
+    );
   }
 }
 
@@ -28,7 +30,10 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
         pattern: T.String({ description: "Glob pattern, relative to path." }),
         path: T.Optional(T.String({ description: "Directory to search in. Default: the working directory." })),
         limit: T.Optional(
-          T.Integer({ minimum: 1, maximum: limits.globMaxLimit, description: `Max results (default ${limits.globDefaultLimit}).` }),
+          T.Integer({
+            minimum: 1,
+            description: `Max results (default ${limits.globDefaultLimit}, at most ${limits.globMaxLimit}).`,
+          }),
         ),
       },
       { additionalProperties: false },
@@ -37,13 +42,17 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
       const pattern = requiredString(args, "pattern").trim();
       checkPattern(pattern, "pattern");
       const input = stringArg(args, "path") ?? ".";
-      const limit = intArg(args, "limit", 1, limits.globMaxLimit) ?? limits.globDefaultLimit;
+      const limit = limitArg(args, "limit", limits.globMaxLimit, limits.globDefaultLimit);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs: base, display, root } = resolved.path;
       try {
         if (!(await stat(base)).isDirectory()) {
-          return fail("invalid_arguments", `${display} is a file, not a directory.`, "Pass a directory as path, or read the file.");
+          return fail(
+            "invalid_arguments",
+            `${display} is a file, not a directory.`,
+            "Pass a directory as path, or read the file.",
+          );
         }
       } catch (err) {
         return fsFailure(err, display);
@@ -72,7 +81,9 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
       const shown = dated.slice(0, limit).map((d) => displayPath(root, path.join(base, d.rel)));
       const notes: string[] = [];
       if (dated.length > limit) {
-        notes.push(`[Showing the ${limit} newest of ${dated.length} matches. Narrow the pattern or path to see others.]`);
+        notes.push(
+          `[Showing the ${limit} newest of ${dated.length} matches. Narrow the pattern or path to see others.]`,
+        );
       }
       if (listing.truncated) {
         notes.push(`[The search stopped after ${listing.files.length} files; narrow path to search the rest.]`);

@@ -18,8 +18,12 @@ export interface FsLimits {
   globMaxLimit: number;
   grepDefaultLimit: number;
   grepMaxLimit: number;
-  /** grep: files larger than this are skipped and named in the footer. */
+  /** grep: files larger than this are skipped and named in the footer (files are streamed, so this bounds time). */
   grepMaxFileBytes: number;
+  /** grep: bytes of one line that are matched and kept; the rest of a longer line (minified code) is skipped. */
+  grepMaxLineBytes: number;
+  /** grep: bytes read per step; a step without a match is skipped with one regex pass. */
+  grepChunkBytes: number;
   /** grep: characters kept per printed line. */
   grepMaxLineChars: number;
   /** grep: bytes of formatted output per call. */
@@ -41,7 +45,9 @@ export const DEFAULT_LIMITS: Readonly<FsLimits> = Object.freeze({
   globMaxLimit: 10_000,
   grepDefaultLimit: 100,
   grepMaxLimit: 2000,
-  grepMaxFileBytes: 8 * 1024 * 1024,
+  grepMaxFileBytes: 256 * 1024 * 1024,
+  grepMaxLineBytes: 1024 * 1024,
+  grepChunkBytes: 64 * 1024,
   grepMaxLineChars: 500,
   grepMaxBytes: 128 * 1024,
   walkMaxFiles: 200_000,

@@ -5,7 +5,7 @@ import { T, type ToolDefinition } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, intArg, stringArg } from "./result.js";
+import { defineTool, fail, fsFailure, limitArg, stringArg } from "./result.js";
 
 /** Hidden because its content is git's business and huge; the model uses git commands for it. */
 const HIDDEN = new Set([".git"]);
@@ -25,14 +25,17 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       {
         path: T.Optional(T.String({ description: "Directory to list. Default: the working directory." })),
         limit: T.Optional(
-          T.Integer({ minimum: 1, maximum: limits.lsMaxLimit, description: `Max entries (default ${limits.lsDefaultLimit}).` }),
+          T.Integer({
+            minimum: 1,
+            description: `Max entries (default ${limits.lsDefaultLimit}, at most ${limits.lsMaxLimit}).`,
+          }),
         ),
       },
       { additionalProperties: false },
     ),
     async run(args, ctx) {
       const input = stringArg(args, "path") ?? ".";
-      const limit = intArg(args, "limit", 1, limits.lsMaxLimit) ?? limits.lsDefaultLimit;
+      const limit = limitArg(args, "limit", limits.lsMaxLimit, limits.lsDefaultLimit);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display } = resolved.path;
@@ -40,7 +43,11 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       let entries: Dirent[];
       try {
         if (!(await stat(abs)).isDirectory()) {
-          return fail("invalid_arguments", `${display} is a file, not a directory.`, `Use read with path "${display}".`);
+          return fail(
+            "invalid_arguments",
+            `${display} is a file, not a directory.`,
+            `Use read with path "${display}".`,
+          );
         }
         entries = await readdir(abs, { withFileTypes: true });
       } catch (err) {

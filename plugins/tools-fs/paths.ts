@@ -1,22 +1,22 @@
 /*
  * Path policy of the file tools (read, write, edit, ls, glob, grep)
  * ------------------------------------------------------------------
- * 1. A path is taken relative to the session's working directory (`ctx.cwd`) unless it is absolute.
+ * 1. A relative path is taken relative to the session's working directory (`ctx.cwd`); an absolute one as is.
  * 2. It is then resolved the way the OS will: `..` segments, and every symbolic link along the path, through
  *    realpath. For a path that does not exist yet (a file about to be written), the nearest existing ancestor is
  *    realpath'd and the rest appended; a dangling symbolic link is followed to where it points.
  *    The tools then operate on that resolved path, so what was checked is what is opened.
- * 3. The resolved path must lie inside an allowed root:
- *      - read, ls, glob, grep: the working directory, or the OS temporary directory (command output, scratch files);
- *      - write, edit: the working directory only.
- *    Anything else, including a symbolic link inside the project that points outside these roots, is refused with
- *    `outside_workspace`. Listings (glob, grep) never follow symbolic links, so they cannot leak outside content.
- * 4. Plan mode (`ctx.mode === "plan"`): write and edit are allowed only inside the session's plans directory
- *    (`ctx.plansDir`); anything else is refused with `permission_denied`. Reads follow rule 3 unchanged.
+ * 3. The resolved path must lie inside the working directory or the session's plans directory (`ctx.plansDir`).
+ *    Anything else, including `..` climbing out, and a symbolic link inside the project (the file itself or any
+ *    parent directory) that points outside, is refused with `outside_workspace`. Listings (glob, grep) never
+ *    follow symbolic links, so they cannot leak outside content either.
+ * 4. The plans directory counts as a root only as itself: when it lies under the working directory, its realpath
+ *    must too (a committed `.agentd` symlink cannot redirect writes).
+ * 5. Plan mode (`ctx.mode === "plan"`): write and edit are allowed only inside the plans directory (created on
+ *    demand by the write); anything else is refused with `permission_denied`. Reads follow rule 3 unchanged.
  * This is a guard against mistakes and prompt-injected requests, not a sandbox: the shell tool is not bound by it.
  */
 import { lstat, readlink, realpath } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ToolContext, ToolResult } from "../../core/index.js";
 import { fail, fsFailure } from "./result.js";
@@ -63,10 +63,14 @@ export function isInside(root: string, p: string): boolean {
   return p.startsWith(prefix);
 }
 
-let tempRoot: Promise<string | undefined> | undefined;
-function osTempRoot(): Promise<string | undefined> {
-  tempRoot ??= realpath(tmpdir()).catch(() => undefined);
-  return tempRoot;
+/** The realpath of the plans directory when it may serve as a root (policy rule 4), else undefined. */
+async function plansRoot(root: string, plansDir: string): Promise<string | undefined> {
+  if (!plansDir) return undefined;
+  const lexical = path.resolve(root, plansDir);
+  const real = await realpathLoose(lexical).catch(() => undefined);
+  if (!real) return undefined;
+  if (isInside(root, lexical) && !isInside(root, real)) return undefined;
+  return real;
 }
 
 export function displayPath(root: string, abs: string): string {
@@ -75,12 +79,33 @@ export function displayPath(root: string, abs: string): string {
   return rel === "" ? "." : rel.split(path.sep).join("/");
 }
 
+function outside(input: string, abs: string, wanted: string, root: string, access: Access): ToolResult {
+  const via = abs === wanted ? "" : ` (through a symbolic link it resolves to ${abs})`;
+  const verb = access === "read" ? "reading" : "writing";
+  return fail(
+    "outside_workspace",
+    `${input} is outside the working directory ${root}${via}; ${verb} there is not allowed.`,
+    access === "read"
+      ? `Use a path inside ${root}, e.g. a relative one. To inspect files elsewhere, ask the user to copy them into the project.`
+      : `Write inside ${root} only, using a relative path such as "notes/file.txt".`,
+  );
+}
+
 /** Resolves a tool's path argument under the policy above; a refusal comes back as a ready tool result. */
 export async function resolvePath(ctx: ToolContext, input: string, access: Access): Promise<Resolution> {
   if (input.includes("\0")) {
     return { ok: false, result: fail("invalid_arguments", "the path contains a NUL byte.", "Pass a plain path.") };
   }
-  const root = await realpath(ctx.cwd);
+  let root: string;
+  try {
+    root = await realpath(ctx.cwd);
+  } catch {
+    const message = `the session's working directory ${ctx.cwd} is missing or unreadable.`;
+    return {
+      ok: false,
+      result: fail("not_found", message, "Ask the user to restore the directory or start a new session."),
+    };
+  }
   const wanted = path.resolve(root, input.trim() === "" ? "." : input);
   let abs: string;
   try {
@@ -89,40 +114,22 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     return { ok: false, result: fsFailure(err, input) };
   }
 
-  const roots = [root];
-  if (access === "read") {
-    const tmp = await osTempRoot();
-    if (tmp) roots.push(tmp);
+  const plans = await plansRoot(root, ctx.plansDir);
+  if (!isInside(root, abs) && !(plans && isInside(plans, abs))) {
+    return { ok: false, result: outside(input, abs, wanted, root, access) };
   }
-  if (!roots.some((r) => isInside(r, abs))) {
-    const via = abs === wanted ? "" : ` (it resolves to ${abs})`;
-    const where = access === "read" ? "the working directory or the temporary directory" : "the working directory";
+
+  if (access === "write" && ctx.mode === "plan" && !(plans && isInside(plans, abs) && abs !== plans)) {
+    const plansDisplay = plans ? displayPath(root, plans) : ctx.plansDir;
     return {
       ok: false,
       result: fail(
-        "outside_workspace",
-        `${input} is outside ${where}${via}; ${access === "read" ? "reading" : "writing"} there is not allowed.`,
-        access === "read"
-          ? `Use a path inside ${root}. To inspect files elsewhere, ask the user to copy them into the project.`
-          : `Write inside ${root} only (a relative path such as "notes/file.txt").`,
+        "permission_denied",
+        `the session is in plan mode, where project files are read-only, so ${input} cannot be written.`,
+        `Write your plan as a Markdown file inside ${plansDisplay} (for example ${plansDisplay}/plan.md); ` +
+          "make project changes after the user switches the session back to build mode.",
       ),
     };
-  }
-
-  if (access === "write" && ctx.mode === "plan") {
-    const plans = await realpathLoose(path.resolve(root, ctx.plansDir)).catch(() => undefined);
-    if (!plans || !isInside(plans, abs) || abs === plans) {
-      const plansDisplay = plans ? displayPath(root, plans) : ctx.plansDir;
-      return {
-        ok: false,
-        result: fail(
-          "permission_denied",
-          `the session is in plan mode: project files are read-only, so ${input} cannot be changed.`,
-          `Write your plan as a Markdown file inside ${plansDisplay} (for example ${plansDisplay}/plan.md), ` +
-            "and make project changes after the user switches back to build mode.",
-        ),
-      };
-    }
   }
   return { ok: true, path: { abs, display: displayPath(root, abs), root } };
 }

@@ -3,7 +3,7 @@ import { T, type ToolContext, type ToolDefinition, type ToolResult } from "../..
 import { formatBytes, imageMime, looksBinary, numbered, plural, readHead } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, intArg, requiredString } from "./result.js";
+import { defineTool, fail, fsFailure, intArg, limitArg, requiredString } from "./result.js";
 
 const CHUNK = 64 * 1024;
 
@@ -72,8 +72,19 @@ async function readSlice(file: string, first: number, maxLines: number, limits: 
       let pos = 0;
       while (pos < chunk.length) {
         const nl = chunk.indexOf(10, pos);
+        if (!collecting || lineNo < first) {
+          // A line nobody asked for is only counted: no buffers, no closure call.
+          if (nl === -1) {
+            lineBytes += chunk.length - pos;
+            break;
+          }
+          lineNo++;
+          lineBytes = 0;
+          pos = nl + 1;
+          continue;
+        }
         const end = nl === -1 ? chunk.length : nl;
-        if (collecting && lineNo >= first && kept < keepBytes) {
+        if (kept < keepBytes) {
           const piece = chunk.subarray(pos, Math.min(end, pos + keepBytes - kept));
           parts.push(Buffer.from(piece));
           kept += piece.length;
@@ -141,7 +152,7 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
         path: T.String({ description: "File path, relative to the working directory or absolute." }),
         offset: T.Optional(T.Integer({ minimum: 1, description: "First line to return (1-based). Default 1." })),
         limit: T.Optional(
-          T.Integer({ minimum: 1, maximum: limits.readMaxLines, description: `Lines to return (max ${limits.readMaxLines}).` }),
+          T.Integer({ minimum: 1, description: `Lines to return (default and at most ${limits.readMaxLines}).` }),
         ),
       },
       { additionalProperties: false },
@@ -149,7 +160,7 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
     async run(args, ctx: ToolContext) {
       const input = requiredString(args, "path");
       const offset = intArg(args, "offset", 1, Number.MAX_SAFE_INTEGER) ?? 1;
-      const limit = intArg(args, "limit", 1, Number.MAX_SAFE_INTEGER) ?? limits.readMaxLines;
+      const limit = limitArg(args, "limit", limits.readMaxLines, limits.readMaxLines);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display } = resolved.path;
@@ -182,7 +193,7 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
         return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0 } };
       }
 
-      const slice = await readSlice(abs, offset, Math.min(limit, limits.readMaxLines), limits, ctx.signal);
+      const slice = await readSlice(abs, offset, limit, limits, ctx.signal);
       if (slice.lines.length === 0) {
         return fail(
           "invalid_arguments",

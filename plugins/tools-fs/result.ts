@@ -10,7 +10,11 @@ export function fail(code: ToolErrorCode, message: string, suggestedFix: string,
 }
 
 export function aborted(): ToolResult {
-  return fail("aborted", "the call was aborted before it finished.", "The turn was aborted; do not retry unless asked to.");
+  return fail(
+    "aborted",
+    "the call was aborted before it finished.",
+    "The turn was aborted; do not retry unless asked to.",
+  );
 }
 
 /** Maps a filesystem errno to a stable code. `display` is the path as the model wrote it (never a secret). */
@@ -18,14 +22,26 @@ export function fsFailure(err: unknown, display: string): ToolResult {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case "ENOENT":
-      return fail("not_found", `${display} does not exist.`, "Check the path with ls or glob; paths are relative to the working directory.");
+      return fail(
+        "not_found",
+        `${display} does not exist.`,
+        "Check the path with ls or glob; paths are relative to the working directory.",
+      );
     case "ENOTDIR":
       return fail("not_found", `a parent of ${display} is a file, not a directory.`, "Check the path with ls.");
     case "EISDIR":
-      return fail("invalid_arguments", `${display} is a directory.`, "Use ls to list a directory; read/write/edit take files.");
+      return fail(
+        "invalid_arguments",
+        `${display} is a directory.`,
+        "Use ls to list a directory; read/write/edit take files.",
+      );
     case "EACCES":
     case "EPERM":
-      return fail("permission_denied", `the operating system denied access to ${display}.`, "Pick a file you can access.");
+      return fail(
+        "permission_denied",
+        `the operating system denied access to ${display}.`,
+        "Pick a file you can access.",
+      );
     case "ELOOP":
       return fail("invalid_arguments", `${display} is a symbolic link loop.`, "Use the link's real target path.");
     case "EMFILE":
@@ -66,6 +82,11 @@ export function intArg(args: Args, key: string, min: number, max: number): numbe
   if (typeof v !== "number" || !Number.isInteger(v)) throw new ArgError(`"${key}" must be an integer.`);
   if (v < min || v > max) throw new ArgError(`"${key}" must be between ${min} and ${max} (got ${v}).`);
   return v;
+}
+
+/** A positive count; above `max` it is lowered to `max` (the output says what was left out), never refused. */
+export function limitArg(args: Args, key: string, max: number, fallback: number): number {
+  return Math.min(intArg(args, key, 1, Number.MAX_SAFE_INTEGER) ?? fallback, max);
 }
 
 export function boolArg(args: Args, key: string): boolean {

@@ -44,7 +44,8 @@ export function createWriteTool(): ToolDefinition {
         if (st?.isDirectory()) {
           return fail("invalid_arguments", `${display} is a directory.`, "Write to a file path inside it instead.");
         }
-        if (st && !st.isFile()) return fail("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
+        if (st && !st.isFile())
+          return fail("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
         if (st) {
           previous = st.size;
           if (st.size === bytes && (await readFile(abs)).equals(data)) {
