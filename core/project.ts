@@ -24,13 +24,34 @@ export interface ProjectTrust {
 }
 export const ProjectTrustToken = createToken<ProjectTrust>("project-trust");
 
+/** A skill: instructions the model loads on demand (`<dir>/SKILL.md` with YAML frontmatter). */
+export interface Skill {
+  name: string;
+  description: string;
+  /** The SKILL.md body, frontmatter stripped. */
+  content: string;
+  /** The skill's directory (bundled files live next to SKILL.md). */
+  dir: string;
+  source: "global" | "project";
+  /** false when the frontmatter says `disable-model-invocation: true` (user-invoked only). */
+  modelInvocable: boolean;
+}
+
 /** What a session's project adds to the agent: system-prompt parts and project personas (trusted projects only). */
 export interface ProjectContext {
-  /** Context files (AGENTS.md, CLAUDE.md) and rules, ready to append to the system prompt; "" when none/untrusted. */
+  /** Global and (trusted) project rules and context files, ready to append to the system prompt; "" when none. */
   instructions(cwd: string): string;
-  /** A persona by name, project personas first (trusted only), then the registry. */
+  /**
+   * A persona by name: project personas first (trusted only), then global ones, then the registry. Falls back to
+   * the default persona when `name` is not visible from `cwd` (e.g. a project persona after trust was revoked).
+   */
   persona(name: string, cwd: string): Persona | undefined;
-  /** Every persona visible from `cwd`. */
+  /** Every persona visible from `cwd` (without `cwd`: global and registered ones). */
   personas(cwd?: string): Persona[];
+  /** Every skill visible from `cwd`, project skills shadowing global ones of the same name. */
+  skills(cwd?: string): Skill[];
+  skill(name: string, cwd?: string): Skill | undefined;
+  /** Re-scans global and project resources (the `/reload` command). */
+  reload(): void;
 }
 export const ProjectContextToken = createToken<ProjectContext>("project-context");

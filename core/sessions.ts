@@ -89,6 +89,13 @@ export class SessionService {
     this.turns = tc;
   }
 
+  private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
+
+  /** Lets the project plugin accept global and (trusted) project personas at creation, not only registered ones. */
+  setPersonaResolver(visible: (name: string, cwd: string) => boolean): void {
+    this.personaVisible = visible;
+  }
+
   get turnController(): TurnController {
     return this.turns;
   }
@@ -106,19 +113,13 @@ export class SessionService {
 
   create(input: CreateSessionInput): SessionRecord {
     const personaName = input.persona ?? this.defaults.persona;
-    if (!this.personas.has(personaName)) {
+    const id = newSessionId();
+    const isSandbox = input.cwd === "sandbox";
+    const cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
+    if (!this.personaVisible(personaName, cwd)) {
       throw ApiError.notFound(`Unknown persona "${personaName}" (known: ${this.personaNames().join(", ") || "none"})`);
     }
-    const id = newSessionId();
-    let cwd: string;
-    let isSandbox = false;
-    if (input.cwd === "sandbox") {
-      cwd = join(this.defaults.sandboxRoot, id);
-      mkdirSync(cwd, { recursive: true });
-      isSandbox = true;
-    } else {
-      cwd = resolveDirectory(input.cwd ?? this.defaults.cwd);
-    }
+    if (isSandbox) mkdirSync(cwd, { recursive: true });
     const now = new Date().toISOString();
     const rec: SessionRecord = {
       id,

@@ -41,6 +41,7 @@ export const ConfigSchema = T.Object(
     confirmTimeoutMs: T.Optional(T.Integer({ minimum: 100, maximum: 86_400_000 })),
     contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
     mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),
+    hooks: T.Optional(T.Object({}, { additionalProperties: true })),
   },
   { additionalProperties: false },
 );

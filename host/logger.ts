@@ -29,6 +29,13 @@ export interface LoggerOptions {
 
 export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logger; flush(): void } {
   const file = pino.destination({ dest: join(opts.home, "agentd.log"), mkdir: true, sync: false });
+  // The file opens asynchronously; a failure (home removed, disk full) must never crash the daemon.
+  let warned = false;
+  file.on("error", (err: Error) => {
+    if (warned) return;
+    warned = true;
+    process.stderr.write(`agentd: cannot write the log file: ${err.message}\n`);
+  });
   const streams: pino.StreamEntry[] = [{ stream: file, level: opts.level as pino.Level }];
   if (opts.terminal) streams.push({ stream: pino.destination({ dest: 1, sync: false }), level: opts.level as pino.Level });
   const logger = pino(

@@ -1,7 +1,11 @@
 import type { Plugin } from "../core/plugin.js";
 import agent from "./agent/index.js";
+import commands from "./commands/index.js";
+import files from "./files/index.js";
+import git from "./git/index.js";
 import mcp from "./mcp/index.js";
 import personas from "./personas/index.js";
+import project from "./project/index.js";
 import providerOpenai from "./provider-openai/index.js";
 import sessions from "./sessions/index.js";
 import storageSqlite from "./storage-sqlite/index.js";
@@ -10,4 +14,4 @@ import toolsMemory from "./tools-memory/index.js";
 import toolsWeb from "./tools-web/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [storageSqlite, personas, sessions, providerOpenai, agent, toolsFs, toolsMemory, toolsWeb, mcp];
+export const builtinPlugins: Plugin[] = [storageSqlite, project, personas, sessions, providerOpenai, agent, toolsFs, toolsMemory, toolsWeb, mcp, commands, files, git];

@@ -30,6 +30,7 @@ function probeTools(spans: Span[], gates: Map<string, Promise<void>>) {
   const body = (name: string) => async (args: Record<string, unknown>, ctx: ToolContext) => {
     const span = { name, label: String(args.label), start: performance.now(), end: 0 };
     spans.push(span);
+    ctx.emit({ type: "probe_started", label: span.label });
     const gate = gates.get(String(args.label));
     if (gate) await Promise.race([gate, sleep(60_000, ctx.signal)]);
     else await sleep(Number(args.ms ?? 0), ctx.signal);
@@ -274,7 +275,7 @@ describe("agent loop (fake provider, real daemon)", function () {
     gates.set("hang", new Promise(() => {}));
     fake.script(tools([{ name: "probe_write", args: { label: "hang" }, id: "t1" }]));
     await chat({ text: "run it" });
-    await sse.waitForType("tool_start");
+    await sse.waitForType("probe_started"); // running, not only announced (hooks such as checkpoints run first)
     await d.post(`/sessions/${id}/abort`);
     await waitEnds(1);
     expect(ends()[0]?.json.reason).to.equal("aborted");

@@ -18,6 +18,10 @@ export interface DispatchHooks {
   /** Called as each call finishes (in completion order). */
   onEnd(call: PendingCall, result: ToolResult): void;
   signal: AbortSignal;
+  /** Runs before a validated call executes; a returned result replaces the execution (a veto). Must not throw. */
+  before?(call: PendingCall, args: Record<string, unknown>): Promise<ToolResult | undefined>;
+  /** Runs after a call executed; returns the result to record (possibly with feedback added). Must not throw. */
+  after?(call: PendingCall, args: Record<string, unknown>, result: ToolResult): Promise<ToolResult>;
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: true });
@@ -67,13 +71,18 @@ async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResu
     const detail = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`).join("; ");
     return toolError("invalid_arguments", `Invalid arguments for ${call.name}: ${detail}`, "Fix the arguments to match the tool's parameter schema.", true);
   }
+  const valid = args as Record<string, unknown>;
+  const veto = hooks.before ? await hooks.before(call, valid) : undefined;
+  if (veto) return veto;
   if (hooks.signal.aborted) return ABORTED();
+  let result: ToolResult;
   try {
-    return await tool.execute(args as Record<string, unknown>, hooks.context(call));
+    result = await tool.execute(valid, hooks.context(call));
   } catch (err) {
     if (hooks.signal.aborted) return ABORTED();
-    return toolError("execution_failed", `${call.name} failed: ${errorMessage(err)}`, "Check the arguments or try another approach.", false);
+    result = toolError("execution_failed", `${call.name} failed: ${errorMessage(err)}`, "Check the arguments or try another approach.", false);
   }
+  return hooks.after && !hooks.signal.aborted ? hooks.after(call, valid, result) : result;
 }
 
 /**

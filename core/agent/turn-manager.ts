@@ -10,6 +10,7 @@ import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.
 import { SessionInteractions } from "./interaction.js";
 import { streamModelCall } from "./model-call.js";
 import { plansDirOf, systemPrompt } from "./prompt.js";
+import { busToolHooks } from "./tool-hooks.js";
 import type { AgentDeps, QueuedMessage, StreamBlock, TodoItem, UserContent } from "./types.js";
 
 export interface ChatInput {
@@ -188,6 +189,7 @@ export class TurnManager implements TurnController {
     this.onRunningChange(this.running());
     const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
     emit({ type: "status", status: "running", startedAt: t.startedAt });
+    this.deps.bus.emit("turn.start", { sessionId: rec.id, cwd: rec.cwd });
     this.deps.updateSession(rec.id, {});
     t.done = this.run(t, first, emit);
   }
@@ -440,6 +442,7 @@ export class TurnManager implements TurnController {
       signal,
       onStart: (call) => emit({ type: "tool_start", id: call.id, name: call.name, args: call.arguments || "{}", status: "running" }),
       onEnd: record,
+      ...busToolHooks(deps.bus, deps.log, { sessionId: rec.id, cwd: rec.cwd, signal }),
     });
     if (!signal.aborted) {
       let onAbort = () => {};

@@ -77,9 +77,14 @@ export default definePlugin({
     if (trust) {
       ctx.onDispose(
         trust.onChange((root) => {
-          if (!trust.isTrusted(root)) void manager.forgetProject(root);
+          if (trust.isTrusted(root)) manager.ensureProject(root);
+          else void manager.forgetProject(root);
         }),
       );
+      // A trusted project's servers connect when one of its sessions is created or runs a turn.
+      ctx.onDispose(ctx.events.on("session.created", ({ session }) => manager.ensureProject(session.cwd)));
+      ctx.onDispose(ctx.events.on("turn.start", ({ cwd }) => manager.ensureProject(cwd)));
+      ctx.onDispose(ctx.events.on("resources.reload", ({ cwd }) => manager.ensureProject(cwd, { reload: true })));
     }
   },
   async stop(ctx) {

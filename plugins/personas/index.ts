@@ -1,19 +1,30 @@
-import { definePlugin } from "../../core/index.js";
+import {
+  definePlugin,
+  PersonaRegistryToken,
+  ProjectContextToken,
+  SessionServiceToken,
+  SettingsToken,
+} from "../../core/index.js";
+import { BUILTIN_PERSONAS } from "./builtin.js";
+import { catalogRoutes } from "./routes.js";
 
-const DEFAULT_PROMPT = `You are agentd, a careful senior software engineer working in the user's project through tools.
-Read before you write; keep changes small and explain what you changed and why. Prefer the project's conventions.
-Never run destructive commands unless the user asked for them. When a task is done, say so plainly.`;
+export { BUILTIN_PERSONAS } from "./builtin.js";
 
-/** The minimal built-in persona set; the full catalog (global and project personas) builds on the same registry. */
+/**
+ * The built-in personas and the persona/skill catalog routes. Global and project personas and skills come from
+ * the project plugin (ProjectContext) when it is loaded; without it the catalog is the persona registry.
+ */
 export default definePlugin({
-  manifest: { id: "personas", version: "1.0.0", description: "Built-in personas" },
+  manifest: { id: "personas", version: "1.0.0", description: "Built-in personas; persona and skill catalog routes" },
   register(ctx) {
-    ctx.personas.add({
-      name: "default",
-      label: "Default",
-      description: "A careful senior software engineer",
-      prompt: DEFAULT_PROMPT,
-      source: "builtin",
+    for (const p of BUILTIN_PERSONAS) ctx.personas.add(p);
+    const settings = ctx.services.get(SettingsToken);
+    const routes = catalogRoutes({
+      registry: ctx.services.get(PersonaRegistryToken),
+      defaultPersona: settings.defaultPersona,
+      project: () => ctx.services.tryGet(ProjectContextToken),
+      sessions: () => ctx.services.get(SessionServiceToken),
     });
+    for (const route of routes) ctx.routes.add(route);
   },
 });

@@ -1,0 +1,346 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFile, lstat, mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { ApiError, errorMessage, type Logger } from "../../core/index.js";
+import { GitError, git, gitPaths, nulList } from "./git.js";
+
+export interface CheckpointOptions {
+  /** false: turns are still tracked (so /undo drops messages) but no file snapshot is taken. */
+  enabled: boolean;
+  /** Above this many files in the working directory, checkpoints are turned off for the session. */
+  maxFiles: number;
+  /** Files larger than this are left out of checkpoints (and so not restored by /undo). */
+  maxFileBytes: number;
+  /** Budget of one snapshot; a slower one is skipped and turns checkpoints off for the session. */
+  timeoutMs: number;
+  /** Checkpoints kept per session (the oldest are dropped). */
+  keep: number;
+}
+
+export const DEFAULT_CHECKPOINT_OPTIONS: CheckpointOptions = {
+  enabled: true,
+  maxFiles: 20_000,
+  maxFileBytes: 10 * 1024 * 1024,
+  timeoutMs: 30_000,
+  keep: 50,
+};
+
+/** One turn: the seq of its first user message and, once a file-changing tool ran, the snapshot taken before. */
+interface Entry {
+  seq: number;
+  at: string;
+  commit?: string;
+  /** Why no snapshot exists although one was needed. */
+  skipped?: string;
+}
+
+interface SessionState {
+  entries: Entry[];
+  /** Files known to the shadow index (an upper bound, recounted when it crosses the limit). */
+  files: number;
+  /** Set when the working directory is too large: later turns do not try again. */
+  disabled?: string;
+}
+
+export interface UndoOutcome {
+  /** seq of the dropped turn's first user message (messages from it on are to be removed). */
+  seq: number;
+  filesRestored: boolean;
+  created: string[];
+  modified: string[];
+  deleted: string[];
+  /** Why files were not restored, when they were not. */
+  note?: string;
+}
+
+class Skip extends Error {
+  constructor(
+    message: string,
+    readonly disable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A gitignore pattern matching exactly one path (anchored, glob characters escaped). */
+function exactPattern(rel: string): string | undefined {
+  if (/[\n\r]/.test(rel)) return undefined;
+  return `/${rel.replace(/[\\*?[\]]/g, "\\$&").replace(/ +$/, (s) => "\\ ".repeat(s.length))}`;
+}
+
+/**
+ * Per-turn file checkpoints for /undo, in a shadow git repository per session (`<dir>/<session>/repo`), with the
+ * session's working directory as its work tree. Works whether or not the project is a git repository, honours
+ * .gitignore files, and never touches the project's own index or history. A snapshot is taken once per turn,
+ * before its first file-changing tool runs; restoring checks the snapshot's tree out and removes files created
+ * since.
+ */
+export class Checkpoints {
+  private readonly states = new Map<string, SessionState>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly inflight = new WeakMap<Entry, Promise<void>>();
+
+  constructor(
+    private readonly dir: () => string,
+    private readonly opts: CheckpointOptions,
+    private readonly log: Logger,
+    /** Tells the session why a checkpoint was skipped. */
+    private readonly notify: (sessionId: string, message: string) => void,
+  ) {}
+
+  /** A turn started with its first user message at `seq`. */
+  begin(sessionId: string, seq: number): void {
+    if (!SAFE_ID.test(sessionId)) return;
+    const state = this.state(sessionId);
+    state.entries.push({ seq, at: new Date().toISOString() });
+    const dropped = state.entries.splice(0, Math.max(0, state.entries.length - this.opts.keep));
+    this.save(sessionId, state);
+    const refs = dropped.flatMap((e) => (e.commit ? [`refs/checkpoints/${e.seq}`] : []));
+    if (refs.length) {
+      const repo = this.repoDir(sessionId);
+      void this.locked(sessionId, async () => {
+        for (const ref of refs) await git(["--git-dir", repo, "update-ref", "-d", ref]).catch(() => "");
+        // Objects only the dropped checkpoints used go away once git's own thresholds are reached.
+        await git(["--git-dir", repo, "gc", "--auto", "--quiet"], { timeoutMs: this.opts.timeoutMs }).catch(() => "");
+      });
+    }
+  }
+
+  /** The turn that /undo would drop, if any. */
+  last(sessionId: string): { seq: number; hasFiles: boolean } | undefined {
+    if (!SAFE_ID.test(sessionId)) return undefined;
+    const e = this.state(sessionId).entries.at(-1);
+    return e && { seq: e.seq, hasFiles: e.commit !== undefined };
+  }
+
+  /** Takes the current turn's snapshot if it has none yet. Never rejects; resolves when the snapshot exists. */
+  snapshot(sessionId: string, cwd: string): Promise<void> {
+    if (!SAFE_ID.test(sessionId)) return Promise.resolve();
+    const state = this.state(sessionId);
+    const entry = state.entries.at(-1);
+    if (!entry || entry.commit || entry.skipped) return Promise.resolve();
+    if (!this.opts.enabled) {
+      entry.skipped = "file checkpoints are turned off in the config";
+      this.save(sessionId, state);
+      return Promise.resolve();
+    }
+    let p = this.inflight.get(entry);
+    if (!p) {
+      p = this.locked(sessionId, () => this.take(sessionId, cwd, state, entry));
+      this.inflight.set(entry, p);
+    }
+    return p;
+  }
+
+  /**
+   * Restores the files of the last turn's checkpoint and pops it. Throws 409 when files created since would be
+   * removed and `force` is not set. Returns undefined when there is nothing to undo.
+   */
+  undo(sessionId: string, cwd: string, force: boolean): Promise<UndoOutcome | undefined> {
+    if (!SAFE_ID.test(sessionId)) return Promise.resolve(undefined);
+    return this.locked(sessionId, async () => {
+      const state = this.state(sessionId);
+      const entry = state.entries.at(-1);
+      if (!entry) return undefined;
+      const out: UndoOutcome = { seq: entry.seq, filesRestored: false, created: [], modified: [], deleted: [] };
+      if (entry.commit) await this.restore(sessionId, cwd, state, entry.commit, force, out);
+      else if (entry.skipped) {
+        out.note = `files were not restored: no checkpoint was taken for this turn (${entry.skipped})`;
+      }
+      state.entries.pop();
+      this.save(sessionId, state);
+      return out;
+    });
+  }
+
+  private async restore(
+    sessionId: string,
+    cwd: string,
+    state: SessionState,
+    commit: string,
+    force: boolean,
+    out: UndoOutcome,
+  ): Promise<void> {
+    const deadline = Date.now() + this.opts.timeoutMs;
+    const g = this.gitIn(sessionId, cwd, deadline);
+    try {
+      await this.stage(g, sessionId, cwd, state, false, deadline);
+      const changes = nulList(await g(["diff-index", "--cached", "-z", "--name-status", "--no-renames", commit]));
+      for (let i = 0; i + 1 < changes.length; i += 2) {
+        const [status, path] = [changes[i] as string, changes[i + 1] as string];
+        (status === "A" ? out.created : status === "D" ? out.deleted : out.modified).push(path);
+      }
+      if (out.created.length && !force) {
+        throw ApiError.conflict(
+          `Undo would delete ${out.created.length} file(s) created since this turn started (${preview(out.created)}). ` +
+            "Send /undo --force to undo anyway.",
+          { code: "undo_needs_force", createdFiles: out.created },
+        );
+      }
+      await g(["read-tree", "--reset", "-u", commit]);
+      await g(["update-ref", "-d", `refs/checkpoints/${out.seq}`]).catch(() => "");
+      out.filesRestored = true;
+    } catch (err) {
+      if (err instanceof GitError) {
+        throw ApiError.conflict(`Undo could not restore the files: ${err.message}`, { code: "undo_failed" });
+      }
+      throw err;
+    }
+  }
+
+  /** Drops a session's checkpoints (the session was deleted); again after a snapshot still running, if any. */
+  forget(sessionId: string): Promise<void> {
+    if (!SAFE_ID.test(sessionId)) return Promise.resolve();
+    const dir = join(this.dir(), sessionId);
+    this.states.delete(sessionId);
+    rmSync(dir, { recursive: true, force: true });
+    return this.locked(sessionId, async () => {
+      this.states.delete(sessionId);
+      await rm(dir, { recursive: true, force: true });
+    }).finally(() => this.locks.delete(sessionId));
+  }
+
+  /* ---------- internals ---------- */
+
+  private async take(sessionId: string, cwd: string, state: SessionState, entry: Entry): Promise<void> {
+    if (state.disabled) {
+      entry.skipped = state.disabled;
+      this.save(sessionId, state);
+      return;
+    }
+    try {
+      const deadline = Date.now() + this.opts.timeoutMs;
+      const g = this.gitIn(sessionId, cwd, deadline);
+      await this.ensureRepo(sessionId);
+      await this.stage(g, sessionId, cwd, state, true, deadline);
+      const tree = (await g(["write-tree"])).trim();
+      entry.commit = (await g(["commit-tree", "--no-gpg-sign", "-m", `turn at message ${entry.seq}`, tree])).trim();
+      await g(["update-ref", `refs/checkpoints/${entry.seq}`, entry.commit]);
+    } catch (err) {
+      const reason = err instanceof Skip ? err.message : errorMessage(err);
+      entry.skipped = reason;
+      const disable = err instanceof Skip ? err.disable : err instanceof GitError && err.code !== "failed";
+      if (disable) state.disabled = reason;
+      this.log.warn({ sessionId, reason }, "file checkpoint skipped");
+      this.notify(
+        sessionId,
+        `No file checkpoint for this turn: ${reason}. /undo will not restore files changed by this turn` +
+          (disable ? " (checkpoints are off for this session)." : "."),
+      );
+    }
+    this.save(sessionId, state);
+  }
+
+  /** Stages the working directory into the shadow index, leaving out files over the size limit. */
+  private async stage(
+    g: (args: string[]) => Promise<string>,
+    sessionId: string,
+    cwd: string,
+    state: SessionState,
+    enforce: boolean,
+    deadline: number,
+  ): Promise<void> {
+    const listNew = (limit: number) =>
+      gitPaths(
+        ["--git-dir", this.repoDir(sessionId), "--work-tree", cwd, "ls-files", "-z", "--others", "--exclude-standard"],
+        {
+          cwd,
+          timeoutMs: Math.max(1, deadline - Date.now()),
+          limit,
+        },
+      );
+    let listed = await listNew(enforce ? Math.max(0, this.opts.maxFiles - state.files) : Number.MAX_SAFE_INTEGER);
+    if (listed.overLimit && state.files > 0) {
+      // The running count only grows (deletions are not subtracted): recount before giving up.
+      state.files = nulList(await g(["ls-files", "-z", "--cached"])).length;
+      listed = await listNew(Math.max(0, this.opts.maxFiles - state.files));
+    }
+    if (listed.overLimit) throw new Skip(`the working directory has more than ${this.opts.maxFiles} files`, true);
+    const big: string[] = [];
+    for (const rel of listed.paths) {
+      const st = await lstat(join(cwd, rel)).catch(() => undefined);
+      if (st?.isFile() && st.size > this.opts.maxFileBytes) {
+        const pattern = exactPattern(rel);
+        if (pattern) big.push(pattern);
+      }
+    }
+    if (big.length) await appendFile(join(this.repoDir(sessionId), "info", "exclude"), `${big.join("\n")}\n`);
+    await g(["add", "-A"]);
+    state.files += listed.paths.length - big.length;
+  }
+
+  private async ensureRepo(sessionId: string): Promise<void> {
+    const repo = this.repoDir(sessionId);
+    if (existsSync(join(repo, "HEAD"))) return;
+    await mkdir(repo, { recursive: true });
+    await git(["init", "--bare", "--quiet", repo], { timeoutMs: 10_000 });
+    // Line endings stay byte-exact; embedded repositories are recorded as links without advice on stderr.
+    await appendFile(
+      join(repo, "config"),
+      "[core]\n\tautocrlf = false\n\tsafecrlf = false\n\tfsmonitor = false\n[advice]\n\taddEmbeddedRepo = false\n",
+    );
+    await mkdir(join(repo, "info"), { recursive: true });
+  }
+
+  /** git bound to the session's shadow repository and working directory, sharing one deadline. */
+  private gitIn(sessionId: string, cwd: string, deadline: number): (args: string[]) => Promise<string> {
+    const repo = this.repoDir(sessionId);
+    return (args: string[]) => {
+      const left = deadline - Date.now();
+      if (left <= 0) return Promise.reject(new GitError("the snapshot took too long", "timeout"));
+      return git(["--git-dir", repo, "--work-tree", cwd, ...args], { cwd, timeoutMs: left });
+    };
+  }
+
+  private repoDir(sessionId: string): string {
+    return join(this.dir(), sessionId, "repo");
+  }
+
+  private state(sessionId: string): SessionState {
+    let s = this.states.get(sessionId);
+    if (!s) {
+      s = { entries: [], files: 0 };
+      try {
+        const raw = JSON.parse(
+          readFileSync(join(this.dir(), sessionId, "state.json"), "utf8"),
+        ) as Partial<SessionState>;
+        if (Array.isArray(raw.entries)) s.entries = raw.entries.filter((e) => typeof e?.seq === "number");
+        if (typeof raw.files === "number") s.files = raw.files;
+        if (typeof raw.disabled === "string") s.disabled = raw.disabled;
+      } catch {
+        // no checkpoints yet, or an unreadable file: start empty
+      }
+      this.states.set(sessionId, s);
+    }
+    return s;
+  }
+
+  private save(sessionId: string, state: SessionState): void {
+    try {
+      const dir = join(this.dir(), sessionId);
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, "state.json");
+      writeFileSync(`${file}.tmp`, JSON.stringify(state));
+      renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      this.log.warn({ sessionId, err: errorMessage(err) }, "could not persist checkpoints");
+    }
+  }
+
+  private locked<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(sessionId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.locks.set(
+      sessionId,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+}
+
+function preview(paths: string[]): string {
+  const shown = paths.slice(0, 5).join(", ");
+  return paths.length > 5 ? `${shown}, and ${paths.length - 5} more` : shown;
+}

@@ -1,0 +1,71 @@
+import { ApiError, errorMessage, isApiError, type SlashCommand } from "../../core/index.js";
+import { assertIdle, type CommandEnv, requireTurns } from "./env.js";
+
+export interface CommandResponse {
+  ok: true;
+  /** The command as resolved (`/stop` answers as `/abort`); the first word for text sent to the agent. */
+  command: string;
+  message?: string;
+  result?: unknown;
+}
+
+/** `/name args`: the name (lowercased) and the trimmed rest. 400 when the input is not a command. */
+export function parseCommandLine(line: string): { name: string; args: string } {
+  const text = line.trim();
+  if (!text.startsWith("/")) throw ApiError.badRequest("Not a command: a slash command starts with /");
+  const m = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text);
+  if (!m) throw ApiError.badRequest("Not a command: give a command name after /");
+  return { name: (m[1] as string).toLowerCase(), args: (m[2] ?? "").trim() };
+}
+
+/** A command by name or alias. */
+export function findCommand(env: CommandEnv, name: string): SlashCommand | undefined {
+  return env.commands.get(name) ?? env.commands.list().find((c) => c.aliases?.includes(name));
+}
+
+/** The wire shape: a string result is the message; an object's string `message` field is lifted out. */
+function toResponse(name: string, out: unknown): CommandResponse {
+  const res: CommandResponse = { ok: true, command: `/${name}` };
+  if (typeof out === "string") res.message = out;
+  else if (out && typeof out === "object" && !Array.isArray(out)) {
+    const { message, ...rest } = out as Record<string, unknown>;
+    if (typeof message === "string") res.message = message;
+    else if (message !== undefined) rest.message = message;
+    if (Object.keys(rest).length) res.result = rest;
+  } else if (out !== undefined) res.result = out;
+  return res;
+}
+
+/**
+ * Runs one command line in a session (or, without one, as a global command). Unknown commands in a session are
+ * sent to the agent as ordinary text; blocking commands are refused with 409 while a turn runs.
+ */
+export async function executeCommand(
+  env: CommandEnv,
+  line: string,
+  sessionId: string | undefined,
+): Promise<CommandResponse> {
+  const { name, args } = parseCommandLine(line);
+  if (sessionId) env.sessions().require(sessionId);
+  const cmd = findCommand(env, name);
+  if (!cmd) {
+    if (!sessionId) throw ApiError.badRequest(`Unknown command: /${name}`);
+    const rec = env.sessions().require(sessionId);
+    const status = requireTurns(env).chat(rec, { text: line.trim() });
+    return {
+      ok: true,
+      command: `/${name}`,
+      message: `/${name} is not a command; sent to the agent as a message`,
+      result: { sentAsText: true, status },
+    };
+  }
+  if (!sessionId && !cmd.global) throw ApiError.badRequest(`Command requires an active session: /${cmd.name}`);
+  if (sessionId && cmd.blocking) assertIdle(env, sessionId);
+  try {
+    return toResponse(cmd.name, await cmd.run({ sessionId, args }));
+  } catch (err) {
+    if (isApiError(err)) throw err;
+    env.log.error({ err, command: cmd.name }, "slash command failed");
+    throw ApiError.badRequest(`/${cmd.name} failed: ${errorMessage(err)}`);
+  }
+}

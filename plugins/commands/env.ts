@@ -1,0 +1,95 @@
+import {
+  ApiError,
+  type CommandInvocation,
+  type DaemonSettings,
+  type EventBus,
+  type Logger,
+  type Persona,
+  type ProjectContext,
+  type Provider,
+  type Registry,
+  type SessionRecord,
+  type SessionService,
+  type SessionStore,
+  type SlashCommand,
+  type Theme,
+  type ToolDefinition,
+  type TurnManager,
+} from "../../core/index.js";
+import type { Checkpoints } from "./checkpoints.js";
+import type { ModelMemory, Prefs } from "./state.js";
+
+/** What the built-in commands use; every service is looked up when a command runs. */
+export interface CommandEnv {
+  sessions(): SessionService;
+  store(): SessionStore;
+  turns(): TurnManager | undefined;
+  project(): ProjectContext | undefined;
+  settings(): DaemonSettings | undefined;
+  /** A service another plugin may provide, by token id (structural: no import of that plugin). */
+  optional<T>(id: string): T | undefined;
+  tools: Registry<ToolDefinition>;
+  personas: Registry<Persona>;
+  themes: Registry<Theme>;
+  providers: Registry<Provider>;
+  commands: Registry<SlashCommand>;
+  bus: EventBus;
+  checkpoints: Checkpoints;
+  prefs: Prefs;
+  models: ModelMemory;
+  log: Logger;
+}
+
+/** What a built-in command returns: a readable message plus structured data for clients (pickers, lists). */
+export interface Reply {
+  message: string;
+  [field: string]: unknown;
+}
+
+export const RUNNING_MESSAGE = "Agent running — use /queue, /steer, or /abort";
+
+export function requireSession(env: CommandEnv, inv: CommandInvocation): SessionRecord {
+  if (!inv.sessionId) throw ApiError.badRequest("Command requires an active session");
+  return env.sessions().require(inv.sessionId);
+}
+
+export function requireTurns(env: CommandEnv): TurnManager {
+  const t = env.turns();
+  if (!t) throw ApiError.badRequest("The agent loop is not loaded in this daemon");
+  return t;
+}
+
+export function assertIdle(env: CommandEnv, sessionId: string): void {
+  if (env.turns()?.status(sessionId) === "running") throw ApiError.conflict(RUNNING_MESSAGE, { code: "agent_running" });
+}
+
+/** Sets (or, with undefined, removes) keys of the session's meta; persisted and announced. */
+export function setMeta(env: CommandEnv, id: string, patch: Record<string, unknown>): SessionRecord {
+  const rec = env.sessions().require(id);
+  const meta = { ...rec.meta };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) delete meta[k];
+    else meta[k] = v;
+  }
+  return env.sessions().update(id, { meta });
+}
+
+/** The working directory a command looks at: the session's, else the daemon's default. */
+export function cwdOf(env: CommandEnv, inv: CommandInvocation): string {
+  if (inv.sessionId) return env.sessions().require(inv.sessionId).cwd;
+  return env.settings()?.defaultCwd ?? process.cwd();
+}
+
+/** The provider a session uses (the loop's rule: `meta.provider` when registered, else the first one). */
+export function providerOf(env: CommandEnv, rec: SessionRecord | undefined): Provider | undefined {
+  const wanted = rec?.meta.provider as string | undefined;
+  return (wanted ? env.providers.get(wanted) : undefined) ?? env.providers.list()[0];
+}
+
+export function words(args: string): string[] {
+  return args.split(/\s+/).filter(Boolean);
+}
+
+export function usage(text: string): ApiError {
+  return ApiError.badRequest(`Usage: ${text}`);
+}

@@ -1,0 +1,117 @@
+import { join } from "node:path";
+import {
+  CommandRegistryToken,
+  createToken,
+  definePlugin,
+  EventBusToken,
+  PersonaRegistryToken,
+  ProjectContextToken,
+  ProviderRegistryToken,
+  SessionServiceToken,
+  SessionStoreToken,
+  SettingsToken,
+  T,
+  ThemeRegistryToken,
+  ToolRegistryToken,
+  TurnManagerToken,
+} from "../../core/index.js";
+import { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS } from "./checkpoints.js";
+import { type CommandEnv, providerOf } from "./env.js";
+import { infoCommands } from "./info-commands.js";
+import { commandRoutes } from "./routes.js";
+import { sessionCommands } from "./session-commands.js";
+import { ModelMemory, Prefs } from "./state.js";
+
+export { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS, type UndoOutcome } from "./checkpoints.js";
+export { type CommandResponse, executeCommand, parseCommandLine } from "./dispatch.js";
+export { parseGoal } from "./session-commands.js";
+export { type Suggestion, suggest } from "./suggest.js";
+
+const OptionsSchema = T.Object(
+  {
+    checkpoints: T.Optional(
+      T.Object(
+        {
+          enabled: T.Optional(T.Boolean({ description: "Take file checkpoints for /undo (default true)" })),
+          maxFiles: T.Optional(
+            T.Integer({ minimum: 1, description: `Default ${DEFAULT_CHECKPOINT_OPTIONS.maxFiles}` }),
+          ),
+          maxFileBytes: T.Optional(
+            T.Integer({ minimum: 0, description: `Default ${DEFAULT_CHECKPOINT_OPTIONS.maxFileBytes}` }),
+          ),
+          timeoutMs: T.Optional(
+            T.Integer({ minimum: 100, description: `Default ${DEFAULT_CHECKPOINT_OPTIONS.timeoutMs}` }),
+          ),
+          keep: T.Optional(
+            T.Integer({ minimum: 1, maximum: 1000, description: `Default ${DEFAULT_CHECKPOINT_OPTIONS.keep}` }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Slash commands: the built-in set (/undo with per-turn file checkpoints, /fork, /steer, /queue, /goal, modes,
+ * settings and listings), the command routes, and composer suggestions. Other plugins add commands to the same
+ * registry (`ctx.commands.add`), and they are served by the same routes.
+ */
+export default definePlugin({
+  manifest: {
+    id: "commands",
+    version: "1.0.0",
+    description:
+      "Slash commands (/undo with file checkpoints, /fork, /steer, /queue, /goal, /model, ...), GET /commands and /suggest",
+    requires: [SessionStoreToken.id],
+    capabilities: ["fs.write", "shell.exec"],
+    configSchema: OptionsSchema,
+  },
+  register(ctx) {
+    const opts = (ctx.options.checkpoints ?? {}) as Partial<CheckpointOptions>;
+    const checkpointOpts: CheckpointOptions = { ...DEFAULT_CHECKPOINT_OPTIONS, ...opts };
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    const tools = ctx.services.get(ToolRegistryToken);
+    const checkpoints = new Checkpoints(
+      () => join(ctx.dataDir(), "checkpoints"),
+      checkpointOpts,
+      ctx.log,
+      (id, message) => sessions().publish(id, { type: "notice", message }),
+    );
+    const providers = ctx.services.get(ProviderRegistryToken);
+    const env: CommandEnv = {
+      sessions,
+      store: () => ctx.services.get(SessionStoreToken),
+      turns: () => ctx.services.tryGet(TurnManagerToken),
+      project: () => ctx.services.tryGet(ProjectContextToken),
+      settings: () => ctx.services.tryGet(SettingsToken),
+      optional: <X>(id: string) => ctx.services.tryGet(createToken<X>(id)),
+      tools,
+      personas: ctx.services.get(PersonaRegistryToken),
+      themes: ctx.services.get(ThemeRegistryToken),
+      providers,
+      commands: ctx.services.get(CommandRegistryToken),
+      bus: ctx.services.get(EventBusToken),
+      checkpoints,
+      prefs: new Prefs(() => join(ctx.dataDir(), "prefs.json"), ctx.log),
+      models: new ModelMemory(() => providerOf(env, undefined)),
+      log: ctx.log,
+    };
+    for (const cmd of [...sessionCommands(env), ...infoCommands(env)]) ctx.commands.add(cmd);
+    for (const route of commandRoutes(env)) ctx.routes.add(route);
+
+    // A turn starts with its user message; its snapshot is taken before its first file-changing tool runs.
+    ctx.events.on("session.event", ({ sessionId, event }) => {
+      if (event.type !== "user_message") return;
+      const seq = (event.message as { seq?: unknown } | undefined)?.seq;
+      if (typeof seq === "number") checkpoints.begin(sessionId, seq);
+    });
+    ctx.events.on("tool.before", (e) => {
+      const tool = tools.get(e.tool);
+      if (!tool || tool.readOnly) return;
+      e.waitUntil(checkpoints.snapshot(e.sessionId, e.cwd));
+    });
+    ctx.events.on("session.deleted", ({ sessionId }) => void checkpoints.forget(sessionId));
+  },
+});

@@ -1,0 +1,328 @@
+import { ApiError, type CommandInvocation, type Persona, type SlashCommand } from "../../core/index.js";
+import { type CommandEnv, cwdOf, providerOf, type Reply, requireSession, setMeta, usage, words } from "./env.js";
+import { listWorktrees, repoInfo } from "./git.js";
+
+export const REASONING_LEVELS = ["off", "minimal", "low", "medium", "high", "on"];
+const MODEL_ID = /^[^\s]{1,200}$/;
+
+/** The MCP manager as seen through its token (structural, so this plugin does not import the MCP plugin). */
+interface McpView {
+  list(): Array<{ name: string; scope?: string; project?: string; state: string; error?: string; tools: string[] }>;
+  reconnect(name: string, project?: string): boolean;
+}
+export const MCP_MANAGER_ID = "mcp-manager";
+
+/** The project plugin's per-directory view, when it offers one (rules, hooks and SSH hosts are not in the SDK). */
+interface ProjectViewLike {
+  trusted?: boolean;
+  local?: { rules?: unknown[]; hooks?: unknown[]; ssh?: unknown[] };
+  global?: { rules?: unknown[]; hooks?: unknown[]; ssh?: unknown[] };
+}
+
+function projectView(env: CommandEnv, cwd: string): ProjectViewLike | undefined {
+  const pc = env.project() as { view?: (cwd: string) => ProjectViewLike } | undefined;
+  try {
+    return typeof pc?.view === "function" ? pc.view(cwd) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The visible entries of one kind: the trusted project's first, then the global ones. */
+function scoped(
+  view: ProjectViewLike | undefined,
+  kind: "rules" | "hooks" | "ssh",
+): Array<{ scope: string; item: unknown }> {
+  if (!view) return [];
+  const local = view.trusted ? (view.local?.[kind] ?? []) : [];
+  return [
+    ...local.map((item) => ({ scope: "project", item })),
+    ...(view.global?.[kind] ?? []).map((item) => ({ scope: "global", item })),
+  ];
+}
+
+function visiblePersonas(env: CommandEnv, cwd: string | undefined): Persona[] {
+  return env.project()?.personas(cwd) ?? env.personas.list();
+}
+
+/** Commands that show or change settings and list what the daemon has loaded. */
+export function infoCommands(env: CommandEnv): SlashCommand[] {
+  return [
+    {
+      name: "model",
+      description: "Show the models, or switch this session's model: /model [id]",
+      takesArgs: true,
+      blocking: true,
+      global: true,
+      run: async (inv): Promise<Reply> => {
+        const rec = inv.sessionId ? requireSession(env, inv) : undefined;
+        const current = rec?.model ?? env.settings()?.provider.model ?? null;
+        const id = inv.args;
+        if (!id) {
+          const { ids, error } = await env.models.refresh();
+          return { message: `Model: ${current ?? "(none)"}`, model: current, models: ids, ...(error ? { error } : {}) };
+        }
+        if (!rec) {
+          throw ApiError.badRequest(
+            "The default model comes from the config key provider.model (or AGENTD_MODEL); use /model in a session to switch that session",
+          );
+        }
+        if (!MODEL_ID.test(id)) throw usage("/model <model id>");
+        env.sessions().update(rec.id, { model: id });
+        const known = env.models.known();
+        const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
+        return { message: `Model set to ${id}${note}`, model: id };
+      },
+    },
+    {
+      name: "persona",
+      description: "Show the personas, or switch this session's persona: /persona [name]",
+      takesArgs: true,
+      blocking: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        const all = visiblePersonas(env, rec.cwd);
+        const list = all.map((p) => ({ name: p.name, label: p.label, description: p.description, source: p.source }));
+        if (!inv.args) return { message: `Persona: ${rec.persona}`, persona: rec.persona, personas: list };
+        const p = all.find((x) => x.name === inv.args);
+        if (!p)
+          throw ApiError.badRequest(
+            `Unknown persona "${inv.args}" (known: ${all.map((x) => x.name).join(", ") || "none"})`,
+          );
+        env.sessions().update(rec.id, { persona: p.name });
+        return { message: `Persona set to ${p.label}`, persona: p.name, personas: list };
+      },
+    },
+    {
+      name: "provider",
+      description: "Show the model providers, or pick this session's provider: /provider [id]",
+      takesArgs: true,
+      blocking: true,
+      global: true,
+      run: (inv): Reply => {
+        const rec = inv.sessionId ? requireSession(env, inv) : undefined;
+        const providers = env.providers.list().map((p) => ({ id: p.id, description: p.description }));
+        const current = providerOf(env, rec)?.id ?? null;
+        if (!inv.args) return { message: `Provider: ${current ?? "(none configured)"}`, provider: current, providers };
+        if (!rec) throw ApiError.badRequest("The provider is picked per session; send /provider <id> in a session");
+        if (!env.providers.has(inv.args)) {
+          throw ApiError.badRequest(
+            `Unknown provider "${inv.args}" (known: ${providers.map((p) => p.id).join(", ") || "none"})`,
+          );
+        }
+        setMeta(env, rec.id, { provider: inv.args });
+        return { message: `Provider set to ${inv.args}`, provider: inv.args, providers };
+      },
+    },
+    {
+      name: "reasoning",
+      description: `Show or set this session's reasoning level (${REASONING_LEVELS.join(", ")}, or reset)`,
+      takesArgs: true,
+      blocking: true,
+      global: true,
+      run: (inv): Reply => {
+        const arg = inv.args.toLowerCase();
+        if (!inv.sessionId) {
+          if (arg) throw ApiError.badRequest("The reasoning level is set per session; send /reasoning in a session");
+          return { message: "Reasoning levels", reasoning: null, options: REASONING_LEVELS };
+        }
+        const rec = requireSession(env, inv);
+        if (!arg) {
+          const level = (rec.meta.reasoningEffort as string | undefined) ?? null;
+          return { message: `Reasoning: ${level ?? "model default"}`, reasoning: level, options: REASONING_LEVELS };
+        }
+        if (arg === "reset" || arg === "default") {
+          setMeta(env, rec.id, { reasoningEffort: undefined });
+          return { message: "Reasoning: model default", reasoning: null, options: REASONING_LEVELS };
+        }
+        if (!REASONING_LEVELS.includes(arg)) throw usage(`/reasoning [${REASONING_LEVELS.join("|")}|reset]`);
+        setMeta(env, rec.id, { reasoningEffort: arg });
+        return { message: `Reasoning: ${arg}`, reasoning: arg, options: REASONING_LEVELS };
+      },
+    },
+    {
+      name: "theme",
+      description: "Show the colour themes, or pick one: /theme [id]",
+      takesArgs: true,
+      global: true,
+      run: (inv): Reply => {
+        const themes = env.themes.list();
+        const list = themes.map((t) => ({ id: t.id, label: t.label }));
+        const stored = env.prefs.get("theme");
+        const current = typeof stored === "string" && env.themes.has(stored) ? stored : (themes[0]?.id ?? null);
+        if (!inv.args) return { message: `Theme: ${current ?? "(no themes installed)"}`, theme: current, themes: list };
+        const t = env.themes.get(inv.args);
+        if (!t)
+          throw ApiError.badRequest(
+            `Unknown theme "${inv.args}" (known: ${list.map((x) => x.id).join(", ") || "none"})`,
+          );
+        env.prefs.set("theme", t.id);
+        return { message: `Theme set to ${t.label}`, theme: t.id, label: t.label, colors: t.colors };
+      },
+    },
+    {
+      name: "skills",
+      description: "List the skills visible to this session",
+      global: true,
+      run: (inv): Reply => {
+        const pc = env.project();
+        if (!pc || typeof pc.skills !== "function")
+          return { message: "Skills are not available (the project plugin is not loaded)", skills: [] };
+        const skills = pc
+          .skills(cwdOf(env, inv))
+          .map((s) => ({ name: s.name, description: s.description, source: s.source }));
+        return { message: skills.length ? `${skills.length} skill(s)` : "No skills found", skills };
+      },
+    },
+    {
+      name: "rules",
+      description: "List the rules added to the system prompt",
+      global: true,
+      run: (inv): Reply => {
+        const view = projectView(env, cwdOf(env, inv));
+        if (!view) return { message: "Rules are not available (the project plugin is not loaded)", rules: [] };
+        const rules = scoped(view, "rules").map(({ scope, item }) => {
+          const r = item as { name?: unknown; description?: unknown };
+          return {
+            name: String(r.name ?? ""),
+            description: typeof r.description === "string" ? r.description : "",
+            scope,
+          };
+        });
+        return { message: rules.length ? `${rules.length} rule(s)` : "No rules", rules };
+      },
+    },
+    {
+      name: "hooks",
+      description: "List the tool hooks that run around tool calls",
+      global: true,
+      run: (inv): Reply => {
+        const view = projectView(env, cwdOf(env, inv));
+        if (!view) return { message: "Hooks are not available (the project plugin is not loaded)", hooks: [] };
+        const hooks = scoped(view, "hooks").map(({ scope, item }) => {
+          const h = item as { event?: unknown; matcher?: unknown; command?: unknown };
+          return {
+            event: String(h.event ?? ""),
+            matcher: typeof h.matcher === "string" ? h.matcher : "",
+            command: Array.isArray(h.command) ? h.command.map(String) : [],
+            scope,
+          };
+        });
+        return { message: hooks.length ? `${hooks.length} hook(s)` : "No hooks", hooks };
+      },
+    },
+    {
+      name: "mcp",
+      description: "List the MCP servers, or reconnect one: /mcp [list|reconnect <name>]",
+      takesArgs: true,
+      global: true,
+      run: (inv): Reply => {
+        const mcp = env.optional<McpView>(MCP_MANAGER_ID);
+        if (!mcp) return { message: "MCP is not available (the mcp plugin is not loaded)", servers: [] };
+        const [sub, name] = words(inv.args);
+        if (sub === "reconnect") {
+          if (!name) throw usage("/mcp reconnect <server>");
+          const server = mcp.list().find((s) => s.name === name);
+          if (!server || !mcp.reconnect(name, server.project))
+            throw ApiError.badRequest(`Unknown MCP server "${name}"`);
+          return { message: `Reconnecting ${name}`, servers: mcp.list() };
+        }
+        if (sub && sub !== "list") throw usage("/mcp [list|reconnect <name>]");
+        const servers = mcp.list();
+        return { message: servers.length ? `${servers.length} MCP server(s)` : "No MCP servers configured", servers };
+      },
+    },
+    {
+      name: "web",
+      description: "Show whether web search and fetch are available",
+      global: true,
+      run: (): Reply => {
+        const webSearch = env.tools.has("web_search");
+        const webFetch = env.tools.has("web_fetch");
+        return {
+          message:
+            webSearch || webFetch
+              ? `Web tools: ${[webSearch && "web_search", webFetch && "web_fetch"].filter(Boolean).join(", ")}`
+              : "Web tools are not loaded",
+          webSearch,
+          webFetch,
+        };
+      },
+    },
+    {
+      name: "ssh",
+      description: "Show the SSH hosts the agent can use",
+      global: true,
+      run: (inv): Reply => {
+        const hosts = scoped(projectView(env, cwdOf(env, inv)), "ssh").map(({ scope, item }) => ({
+          name: String(item),
+          scope,
+        }));
+        const enabled = env.tools.has("ssh");
+        return {
+          message: enabled ? `SSH: ${hosts.length} project host(s)` : "The ssh tool is not loaded",
+          enabled,
+          hosts,
+        };
+      },
+    },
+    {
+      name: "repo",
+      description: "Show the git state of the working directory",
+      run: async (inv): Promise<Reply> => {
+        const info = await repoInfo(requireSession(env, inv).cwd);
+        const message = info.isGit
+          ? `${info.branch}${info.dirty ? " (uncommitted changes)" : ""}`
+          : "Not a git repository";
+        return { message, ...info };
+      },
+    },
+    {
+      name: "worktree",
+      description: "List the git worktrees of the working directory's repository",
+      takesArgs: true,
+      run: async (inv): Promise<Reply> => {
+        const rec = requireSession(env, inv);
+        const [sub] = words(inv.args);
+        if (sub && sub !== "list") {
+          throw ApiError.badRequest(
+            "Only /worktree [list] is supported over the API; create worktrees with git and start a session in one",
+          );
+        }
+        const worktrees = await listWorktrees(rec.cwd);
+        return { message: worktrees.length ? `${worktrees.length} worktree(s)` : "Not a git repository", worktrees };
+      },
+    },
+    {
+      name: "reload",
+      description: "Re-scan skills, rules, personas, context files and MCP servers (the conversation stays)",
+      blocking: true,
+      global: true,
+      run: async (inv): Promise<Reply> => {
+        const cwd = cwdOf(env, inv);
+        const pc = env.project() as { reload?: () => unknown } | undefined;
+        await pc?.reload?.();
+        env.bus.emit("resources.reload", { cwd, ...(inv.sessionId ? { sessionId: inv.sessionId } : {}) });
+        if (inv.sessionId) env.sessions().publish(inv.sessionId, { type: "resources_reloaded", cwd });
+        return {
+          message: pc?.reload
+            ? "Reloaded skills, rules, personas, context files and MCP servers"
+            : "Reload requested (no project plugin is loaded)",
+        };
+      },
+    },
+    {
+      name: "help",
+      description: "List the slash commands",
+      global: true,
+      run: (inv: CommandInvocation): Reply => {
+        const cmds = env.commands
+          .list()
+          .filter((c) => inv.sessionId || c.global)
+          .sort((a, b) => a.name.localeCompare(b.name));
+        const message = cmds.map((c) => `/${c.name}: ${c.description}`).join("\n");
+        return { message, commands: cmds.map((c) => `/${c.name}`) };
+      },
+    },
+  ];
+}

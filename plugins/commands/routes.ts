@@ -1,0 +1,120 @@
+import { type AnyRoute, defineRoute, SessionIdParams, T } from "../../core/index.js";
+import { executeCommand } from "./dispatch.js";
+import type { CommandEnv } from "./env.js";
+import { suggest } from "./suggest.js";
+
+export const CommandRequestSchema = T.Object(
+  {
+    command: T.String({
+      minLength: 1,
+      maxLength: 100_000,
+      description: 'A slash command line, e.g. "/undo --force" or "/model gpt-4.1"',
+    }),
+  },
+  { title: "CommandRequest", additionalProperties: false },
+);
+
+export const CommandResponseSchema = T.Object(
+  {
+    ok: T.Literal(true),
+    command: T.String({ description: "The command that ran (an alias answers with its command's name)" }),
+    message: T.Optional(T.String({ description: "A readable outcome for the composer" })),
+    result: T.Optional(T.Unknown({ description: "Structured data of the command (lists for pickers, ids, ...)" })),
+  },
+  { title: "CommandResponse", additionalProperties: false },
+);
+
+export const SlashCommandSchema = T.Object(
+  {
+    name: T.String({ description: "With the leading slash" }),
+    description: T.String(),
+    aliases: T.Optional(T.Array(T.String())),
+    takesArgs: T.Boolean(),
+    blocking: T.Boolean({ description: "Refused with 409 while a turn runs" }),
+    global: T.Boolean({ description: "Also accepted without a session (POST /settings/command)" }),
+  },
+  { title: "SlashCommand" },
+);
+
+export const SuggestionSchema = T.Object(
+  {
+    value: T.String({ description: "The completed composer text" }),
+    label: T.String(),
+  },
+  { title: "Suggestion" },
+);
+
+const SuggestQuery = T.Object({
+  q: T.Optional(T.String({ maxLength: 2000, description: "The composer text typed so far" })),
+  session: T.Optional(T.String({ maxLength: 200, description: "Session whose working directory and model to use" })),
+});
+
+const COMMAND_DESCRIPTION =
+  "The input must start with / (else 400). Unknown commands are sent to the agent as an ordinary message. " +
+  "Commands marked blocking in GET /commands are refused with 409 while a turn runs; /undo also answers 409 " +
+  '(code "undo_needs_force", with createdFiles) when it would delete files created since the turn started.';
+
+export function commandRoutes(env: CommandEnv): AnyRoute[] {
+  const tags = ["commands"];
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/commands",
+      operationId: "listCommands",
+      summary: "The slash commands (built-in and contributed by plugins)",
+      tags: ["catalog"],
+      responses: { 200: T.Array(SlashCommandSchema) },
+      handler: () => ({
+        body: env.commands
+          .list()
+          .sort((a, b) => a.name.localeCompare(b.name))
+          .map((c) => ({
+            name: `/${c.name}`,
+            description: c.description,
+            ...(c.aliases?.length ? { aliases: c.aliases.map((a) => `/${a}`) } : {}),
+            takesArgs: c.takesArgs === true,
+            blocking: c.blocking === true,
+            global: c.global === true,
+          })),
+      }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/suggest",
+      operationId: "suggest",
+      summary: "Composer completions for a partial slash command (names, then arguments)",
+      tags: ["catalog"],
+      query: SuggestQuery,
+      responses: { 200: T.Array(SuggestionSchema) },
+      handler: ({ query }) => {
+        const rec = query.session ? env.sessions().find(query.session) : undefined;
+        return { body: suggest(env, query.q ?? "", rec) };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/settings/command",
+      operationId: "runGlobalCommand",
+      summary: "Run a slash command that needs no session (settings and listings)",
+      description:
+        "Only commands marked global in GET /commands; the others answer 400 (Command requires an active session).",
+      tags,
+      body: CommandRequestSchema,
+      responses: { 200: CommandResponseSchema },
+      handler: async ({ body }) => ({ body: await executeCommand(env, body.command, undefined) }),
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/command",
+      operationId: "runCommand",
+      summary: "Run a slash command in a session",
+      description: COMMAND_DESCRIPTION,
+      tags,
+      params: SessionIdParams,
+      body: CommandRequestSchema,
+      errors: [409],
+      responses: { 200: CommandResponseSchema },
+      handler: async ({ params, body }) => ({ body: await executeCommand(env, body.command, params.id) }),
+    }),
+  ];
+}

@@ -1,0 +1,330 @@
+import {
+  type AgentDeps,
+  ApiError,
+  type ChatOutcome,
+  compactIfNeeded,
+  estimateTokens,
+  type SlashCommand,
+  toProviderMessages,
+} from "../../core/index.js";
+import {
+  assertIdle,
+  type CommandEnv,
+  providerOf,
+  type Reply,
+  requireSession,
+  requireTurns,
+  setMeta,
+  usage,
+  words,
+} from "./env.js";
+
+export const GOAL_DEFAULT_BUDGET = 25;
+export const GOAL_MAX_BUDGET = 200;
+export const TURN_CAP_MIN = 10;
+export const TURN_CAP_MAX = 10_000;
+const DEFAULT_TURN_CAP = 500;
+
+const OUTCOME_TEXT: Record<ChatOutcome, string> = {
+  started: "Sent",
+  steered: "Steered into the running turn",
+  queued: "Queued for after this turn",
+  duplicate: "Already accepted",
+};
+
+/** Commands that act on one session's turns, history and files. */
+export function sessionCommands(env: CommandEnv): SlashCommand[] {
+  return [
+    {
+      name: "undo",
+      description:
+        "Restore files from the last turn's checkpoint and drop that turn's messages (--force: also delete files it created)",
+      takesArgs: true,
+      blocking: true,
+      run: async (inv): Promise<Reply> => {
+        const rec = requireSession(env, inv);
+        const flags = words(inv.args);
+        if (flags.some((f) => f !== "--force" && f !== "-f")) throw usage("/undo [--force]");
+        assertIdle(env, rec.id);
+        const out = await env.checkpoints.undo(rec.id, rec.cwd, flags.length > 0);
+        if (!out) return { message: "Nothing to undo", undone: false };
+        env.store().truncateMessages(rec.id, out.seq);
+        const after = env.sessions().update(rec.id, {});
+        const removed = out.filesRestored ? out.created : [];
+        env.sessions().publish(rec.id, {
+          type: "undo",
+          fromSeq: out.seq,
+          filesRestored: out.filesRestored,
+          restored: [...out.modified, ...out.deleted],
+          removed,
+        });
+        const files = out.filesRestored
+          ? `restored ${out.modified.length + out.deleted.length} file(s), removed ${removed.length}`
+          : (out.note ?? "no files had changed");
+        return {
+          message: `Undid the last turn: ${files}`,
+          undone: true,
+          fromSeq: out.seq,
+          filesRestored: out.filesRestored,
+          restored: [...out.modified, ...out.deleted],
+          removed,
+          messageCount: after.messageCount,
+        };
+      },
+    },
+    {
+      name: "fork",
+      description: "Copy what the model currently sees into a new, independent session",
+      blocking: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        const fork = env.sessions().fork(rec.id);
+        return { message: `Forked into ${fork.id}`, sessionId: fork.id };
+      },
+    },
+    {
+      name: "steer",
+      aliases: ["s"],
+      description: "Inject a message into the running turn (sends it as a prompt when idle)",
+      takesArgs: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        if (!inv.args) throw usage("/steer <message>");
+        const status = requireTurns(env).steer(rec, inv.args);
+        return { message: OUTCOME_TEXT[status], status };
+      },
+    },
+    {
+      name: "queue",
+      aliases: ["q"],
+      description: "Queue a message for after the current turn (sends it as a prompt when idle)",
+      takesArgs: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        if (!inv.args) throw usage("/queue <message>");
+        const status = requireTurns(env).followup(rec, inv.args);
+        return { message: OUTCOME_TEXT[status], status };
+      },
+    },
+    {
+      name: "queue-reset",
+      aliases: ["qr"],
+      description: "Clear the queued follow-up messages",
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        const cleared = env.turns()?.clearFollowups(rec.id) ?? 0;
+        return { message: "Queue cleared", cleared };
+      },
+    },
+    {
+      name: "abort",
+      aliases: ["stop"],
+      description: "Stop the running turn and clear the steering and follow-up queues",
+      run: async (inv): Promise<Reply> => {
+        const rec = requireSession(env, inv);
+        const turns = env.turns();
+        const wasRunning = turns?.status(rec.id) === "running";
+        await turns?.abort(rec.id);
+        return { message: wasRunning ? "Aborted" : "Nothing is running", aborted: wasRunning };
+      },
+    },
+    {
+      name: "goal",
+      description: `Work autonomously toward a goal in one turn: /goal [N] <description> or --steps N (budget: model calls, default ${GOAL_DEFAULT_BUDGET})`,
+      takesArgs: true,
+      blocking: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        const { budget, goal } = parseGoal(inv.args);
+        const status = requireTurns(env).chat(rec, { text: goalPrompt(goal, budget), budget });
+        return { message: `Working toward the goal autonomously (budget: ${budget})…`, status, budget };
+      },
+    },
+    {
+      name: "turn-cap",
+      description: `Show or set this session's per-turn iteration cap (${TURN_CAP_MIN}..${TURN_CAP_MAX}, or reset)`,
+      takesArgs: true,
+      global: true,
+      run: (inv): Reply => {
+        const fallback = configuredCap(env);
+        if (!inv.sessionId) {
+          if (inv.args)
+            throw ApiError.badRequest(
+              "Setting the cap needs a session; the default comes from the config key maxTurnIterations",
+            );
+          return {
+            message: `Default per-turn iteration cap: ${fallback}`,
+            turnCap: null,
+            default: fallback,
+            effective: fallback,
+          };
+        }
+        const rec = requireSession(env, inv);
+        const arg = inv.args.toLowerCase();
+        if (!arg) {
+          const own = typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : null;
+          const effective = own ?? fallback;
+          return {
+            message: `Per-turn iteration cap: ${effective}${own === null ? " (default)" : ""}`,
+            turnCap: own,
+            default: fallback,
+            effective,
+          };
+        }
+        if (arg === "reset" || arg === "off" || arg === "default") {
+          setMeta(env, rec.id, { turnCap: undefined });
+          return {
+            message: `Per-turn iteration cap reset to the default (${fallback})`,
+            turnCap: null,
+            default: fallback,
+            effective: fallback,
+          };
+        }
+        const n = /^\d+$/.test(arg) ? Number(arg) : Number.NaN;
+        if (!Number.isInteger(n) || n < TURN_CAP_MIN || n > TURN_CAP_MAX) {
+          throw ApiError.badRequest(
+            `The turn cap must be an integer from ${TURN_CAP_MIN} to ${TURN_CAP_MAX}, or reset`,
+          );
+        }
+        setMeta(env, rec.id, { turnCap: n });
+        return {
+          message: `Per-turn iteration cap set to ${n} (applies from the next model call)`,
+          turnCap: n,
+          default: fallback,
+          effective: n,
+        };
+      },
+    },
+    ...(["plan", "build"] as const).map(
+      (mode): SlashCommand => ({
+        name: mode,
+        description:
+          mode === "plan"
+            ? "Enter plan mode (read-only tools; writes limited to the plans directory)"
+            : "Leave plan mode (full toolset)",
+        blocking: true,
+        run: (inv): Reply => {
+          const rec = requireSession(env, inv);
+          const after = env.sessions().setMode(rec.id, mode);
+          return { message: mode === "plan" ? "Plan mode" : "Build mode", mode: after.mode };
+        },
+      }),
+    ),
+    {
+      name: "permissions",
+      description: "Show or set how risky commands are handled: default (ask for confirmation) or bypass (never ask)",
+      takesArgs: true,
+      global: true,
+      run: (inv): Reply => {
+        const arg = inv.args.toLowerCase();
+        if (arg && arg !== "default" && arg !== "bypass") throw usage("/permissions [default|bypass]");
+        if (!inv.sessionId) {
+          if (arg) throw ApiError.badRequest("The permission mode is set per session; send /permissions in a session");
+          return {
+            message: "New sessions start in default mode (risky commands ask for confirmation)",
+            permissionMode: "default",
+            options: ["default", "bypass"],
+          };
+        }
+        const rec = requireSession(env, inv);
+        if (!arg) {
+          const mode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
+          return { message: `Permission mode: ${mode}`, permissionMode: mode, options: ["default", "bypass"] };
+        }
+        setMeta(env, rec.id, { permissionMode: arg === "bypass" ? "bypass" : undefined });
+        return {
+          message:
+            arg === "bypass"
+              ? "Permission mode: bypass (risky commands run without confirmation)"
+              : "Permission mode: default (risky commands ask for confirmation)",
+          permissionMode: arg,
+          options: ["default", "bypass"],
+        };
+      },
+    },
+    {
+      name: "clear",
+      description: "Clear the context sent to the model; the visible history stays",
+      blocking: true,
+      run: (inv): Reply => {
+        const rec = requireSession(env, inv);
+        const { body } = env.sessions().cleanContext(rec.id, () => assertIdle(env, rec.id));
+        return {
+          message: "Context cleared; the history stays visible",
+          ...(body.originalTask ? { originalTask: body.originalTask } : {}),
+        };
+      },
+    },
+    {
+      name: "compact",
+      description: "Summarise the older part of the context now",
+      blocking: true,
+      run: (inv) => compactNow(env, requireSession(env, inv).id),
+    },
+  ];
+}
+
+function configuredCap(env: CommandEnv): number {
+  const v = (env.settings()?.raw as { maxTurnIterations?: unknown } | undefined)?.maxTurnIterations;
+  return typeof v === "number" ? v : DEFAULT_TURN_CAP;
+}
+
+export function parseGoal(args: string): { budget: number; goal: string } {
+  let rest = args.trim();
+  let budget = GOAL_DEFAULT_BUDGET;
+  const m = /^(?:(?:--steps|-s)(?:\s+|=)(\S+)|(\d+))(?:\s+|$)/.exec(rest);
+  if (m) {
+    const raw = (m[1] ?? m[2]) as string;
+    budget = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isInteger(budget) || budget < 1 || budget > GOAL_MAX_BUDGET) {
+      throw ApiError.badRequest(`The goal budget must be an integer from 1 to ${GOAL_MAX_BUDGET}`);
+    }
+    rest = rest.slice(m[0].length).trim();
+  }
+  if (!rest) throw usage("/goal [N] <description>  or  /goal --steps N <description>");
+  return { budget, goal: rest };
+}
+
+function goalPrompt(goal: string, budget: number): string {
+  return [
+    "Work autonomously toward the goal below until it is done. Do not stop to ask for confirmation between steps;",
+    "make reasonable decisions, verify your work (build, tests) and finish with a short summary of what was done and",
+    `what remains. You have a budget of ${budget} model calls for this turn.`,
+    "",
+    `Goal: ${goal}`,
+  ].join("\n");
+}
+
+async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
+  assertIdle(env, id);
+  const rec = env.sessions().require(id);
+  const provider = providerOf(env, rec);
+  if (!provider) throw ApiError.badRequest("No model provider is configured; compaction needs one");
+  const store = env.store();
+  const deps: AgentDeps = {
+    store,
+    publish: (sid, e) => env.sessions().publish(sid, e),
+    bus: env.bus,
+    log: env.log,
+    tools: () => [],
+    provider: () => provider,
+    persona: () => undefined,
+    instructions: () => "",
+    settings: { maxTurnIterations: () => DEFAULT_TURN_CAP, contextWindow: () => 0, confirmTimeoutMs: () => 0 },
+    updateSession: (sid, patch) => env.sessions().update(sid, patch),
+  };
+  const tokensBefore = estimateTokens(toProviderMessages("", store.contextMessages(id)));
+  const ac = new AbortController();
+  const done = await compactIfNeeded({
+    deps,
+    rec,
+    provider,
+    signal: ac.signal,
+    emit: (e) => env.sessions().publish(id, e),
+    tokensBefore,
+  });
+  if (!done)
+    return { message: "Nothing to compact (or the summary failed; see the session's events)", compacted: false };
+  env.sessions().update(id, {});
+  return { message: "Older context summarised", compacted: true, tokensBefore };
+}

@@ -1,0 +1,77 @@
+import { homedir } from "node:os";
+import path from "node:path";
+import {
+  definePlugin,
+  SessionServiceToken,
+  SessionStoreToken,
+  SettingsToken,
+  type Static,
+  T,
+} from "../../core/index.js";
+import { browseRoutes, resolveRoots } from "./browse.js";
+import { imageRoute } from "./image.js";
+import { inputsRoutes, removeSessionInputs } from "./inputs.js";
+import { sessionFsRoutes } from "./session-fs.js";
+
+export { candidateName } from "./inputs.js";
+export { BLOCKED_EXTENSIONS, executableFormat, sanitizeName } from "./upload-policy.js";
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+
+export const FilesOptionsSchema = T.Object(
+  {
+    maxUploadBytes: T.Optional(
+      T.Integer({
+        minimum: 1,
+        maximum: 512 * 1024 * 1024,
+        description: `Largest attachment accepted, decoded bytes (default ${DEFAULT_MAX_UPLOAD_BYTES}, 25 MiB)`,
+      }),
+    ),
+    browseRoots: T.Optional(
+      T.Array(T.String({ minLength: 1, pattern: "^/" }), {
+        description: "Absolute directories GET/DELETE /browse and /browse/mkdir may reach " +
+          "(default: the user's home directory and the daemon's default working directory)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FilesOptions = Static<typeof FilesOptionsSchema>;
+
+/**
+ * Session files (the session's working directory), attachments (`<home>/inputs/<session id>/`), the directory
+ * browser and message images. Every path is confined with realpath; nothing is ever overwritten.
+ */
+export default definePlugin({
+  manifest: {
+    id: "files",
+    version: "1.0.0",
+    description: "Session files, attachments, directory browsing and message images",
+    requires: ["session-store"],
+    capabilities: ["fs.read", "fs.write"],
+    configSchema: FilesOptionsSchema,
+  },
+  register(ctx) {
+    const options = ctx.options as FilesOptions;
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    const inputsRoot = path.join(ctx.home, "inputs");
+    const configuredRoots = () =>
+      options.browseRoots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
+
+    const routes = [
+      ...sessionFsRoutes(sessions),
+      ...inputsRoutes({ sessions, inputsRoot, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES }),
+      ...browseRoutes(() => resolveRoots(configuredRoots())),
+      imageRoute(sessions, () => ctx.services.get(SessionStoreToken)),
+    ];
+    for (const r of routes) ctx.routes.add(r);
+
+    ctx.events.on("session.deleted", ({ sessionId }) => {
+      try {
+        removeSessionInputs(inputsRoot, sessionId);
+      } catch (err) {
+        ctx.log.warn({ err, sessionId }, "could not remove the attachments of a deleted session");
+      }
+    });
+  },
+});

@@ -1,0 +1,132 @@
+import { join } from "node:path";
+import {
+  definePlugin,
+  type PluginContext,
+  PersonaRegistryToken,
+  ProjectContextToken,
+  ProjectTrustToken,
+  SessionServiceToken,
+  SettingsToken,
+  T,
+} from "../../core/index.js";
+import { ProjectResources } from "./context.js";
+import { findProjectRoot } from "./paths.js";
+import { projectRoutes, trustStatus } from "./routes.js";
+import { hasAny } from "./scan.js";
+import { skillTool } from "./skill-tool.js";
+import { ToolHookRunner } from "./tool-hooks.js";
+import { TrustStore } from "./trust.js";
+
+export { ProjectResources } from "./context.js";
+export { TrustStore } from "./trust.js";
+
+const OptionsSchema = T.Object(
+  {
+    hooks: T.Optional(
+      T.Object({}, { additionalProperties: true, description: "Global hooks, same shape as <project>/.agentd/hooks.json" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+interface State {
+  trust: TrustStore;
+  resources: ProjectResources;
+}
+const states = new WeakMap<PluginContext, State>();
+
+/** Roots are looked up on every model call: remember them (bounded; cleared on reload). */
+function cachedRoots(): { rootOf: (cwd: string) => string; clear: () => void } {
+  const cache = new Map<string, string>();
+  return {
+    rootOf(cwd) {
+      let root = cache.get(cwd);
+      if (root === undefined) {
+        root = findProjectRoot(cwd);
+        if (cache.size >= 1000) cache.clear();
+        cache.set(cwd, root);
+      }
+      return root;
+    },
+    clear: () => cache.clear(),
+  };
+}
+
+/**
+ * Project trust and resources: trust decisions per project root, global resources from the daemon home and
+ * project ones from `<project>/.agentd` (trusted projects only), the system-prompt instructions, the `skill`
+ * tool, and command hooks around tool calls.
+ */
+export default definePlugin({
+  manifest: {
+    id: "project",
+    version: "1.0.0",
+    description: "Project trust; global and project personas, skills, rules, context files and tool hooks",
+    requires: ["session-store"],
+    provides: [ProjectTrustToken.id, ProjectContextToken.id],
+    capabilities: ["fs.read", "shell.exec"],
+    configSchema: OptionsSchema,
+  },
+  register(ctx) {
+    const settings = ctx.services.get(SettingsToken);
+    const roots = cachedRoots();
+    const trust = new TrustStore(join(ctx.home, "trust.json"), roots.rootOf, ctx.log);
+    const resources = new ProjectResources({
+      home: ctx.home,
+      trust,
+      registry: ctx.services.get(PersonaRegistryToken),
+      defaultPersona: settings.defaultPersona,
+      globalHooks: () => [settings.raw.hooks, ctx.options.hooks].filter((v) => v !== undefined),
+      log: ctx.log,
+      onReload: roots.clear,
+    });
+    states.set(ctx, { trust, resources });
+    ctx.services.provide(ProjectTrustToken, trust);
+    ctx.services.provide(ProjectContextToken, resources);
+    ctx.onDispose(trust.onChange((root) => resources.invalidate(root)));
+    for (const route of projectRoutes(trust, resources)) ctx.routes.add(route);
+    ctx.tools.add(skillTool(() => resources));
+
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    const hooks = new ToolHookRunner({
+      hooks: (cwd) => resources.hooks(cwd),
+      projectRoot: (cwd) => trust.projectRoot(cwd),
+      publish: (id, e) => sessions().publish(id, e),
+      log: ctx.log,
+    });
+    ctx.events.on("tool.before", (e) => {
+      const matching = hooks.matching("PreToolUse", e);
+      if (matching.length) e.waitUntil(hooks.run("PreToolUse", matching, e));
+    });
+    ctx.events.on("tool.after", (e) => {
+      const matching = hooks.matching("PostToolUse", e);
+      if (matching.length) e.waitUntil(hooks.run("PostToolUse", matching, e, e.result));
+    });
+
+    // A session opening in an undecided project with local resources asks its clients for a trust decision: at
+    // creation, and at its first turn in this daemon's life (sessions from before a restart).
+    const asked = new Set<string>();
+    const askTrust = (sessionId: string, cwd: string) => {
+      asked.add(sessionId);
+      const root = trust.projectRoot(cwd);
+      if (trust.decision(root) || !hasAny(resources.projectResources(root))) return;
+      const { resources: found, path } = trustStatus(trust, resources, root);
+      sessions().publish(sessionId, { type: "project_trust_required", path, cwd, resources: found });
+    };
+    ctx.events.on("session.created", ({ session }) => askTrust(session.id, session.cwd));
+    ctx.events.on("session.event", ({ sessionId, event }) => {
+      if (event.type !== "status" || event.status !== "running" || asked.has(sessionId)) return;
+      const rec = sessions().find(sessionId);
+      if (rec) askTrust(sessionId, rec.cwd);
+    });
+    ctx.events.on("session.deleted", ({ sessionId }) => asked.delete(sessionId));
+  },
+  start(ctx) {
+    const state = states.get(ctx);
+    if (!state) return;
+    // Global and trusted project personas are valid at session creation, not only registered ones.
+    ctx.services
+      .get(SessionServiceToken)
+      .setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
+  },
+});

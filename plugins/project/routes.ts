@@ -1,0 +1,126 @@
+import { defineRoute, OkSchema, T, type TrustRecord } from "../../core/index.js";
+import type { ProjectResources } from "./context.js";
+import { describeHook } from "./hooks.js";
+import { requireDirectory } from "./paths.js";
+import { hasAny } from "./scan.js";
+import type { TrustStore } from "./trust.js";
+
+const CwdSchema = T.String({
+  minLength: 1,
+  maxLength: 4096,
+  description: "An absolute, existing directory; its project is the git top level, else the directory itself",
+});
+
+const Names = (description: string) => T.Array(T.String(), { description });
+
+export const ProjectResourcesSchema = T.Object(
+  {
+    personas: Names("Persona names in .agentd/personas"),
+    skills: Names("Skill names in .agentd/skills"),
+    rules: Names("Rule names in .agentd/rules"),
+    contextFiles: Names("AGENTS.md / CLAUDE.md at the project root"),
+    mcp: Names("MCP server names in .agentd/mcp.json"),
+    hooks: Names('Hooks in .agentd/hooks.json, as "<event> [matcher]: <command>"'),
+    ssh: Names("SSH hosts in .agentd/ssh.json"),
+  },
+  { title: "ProjectResources", description: "Project-local resources, listed whatever the trust" },
+);
+
+export const ProjectTrustSchema = T.Object(
+  {
+    path: T.String({ description: "The project root" }),
+    trusted: T.Boolean(),
+    decidedAt: T.Union([T.String({ format: "date-time" }), T.Null()], {
+      description: "When the decision was made; null when never decided (untrusted)",
+    }),
+    hasLocalResources: T.Boolean(),
+    resources: ProjectResourcesSchema,
+    problems: T.Array(T.String(), { description: "Project files that were skipped, and why" }),
+  },
+  { title: "ProjectTrust" },
+);
+
+const TrustRecordSchema = T.Object(
+  { path: T.String(), trusted: T.Boolean(), decidedAt: T.String({ format: "date-time" }) },
+  { title: "ProjectTrustRecord" },
+);
+
+const TrustQuery = T.Object({ cwd: CwdSchema });
+const TrustBody = T.Object({ cwd: CwdSchema, trusted: T.Boolean() }, { additionalProperties: false });
+
+/** The trust status and local resources of the project containing `cwd` (an existing directory). */
+export function trustStatus(trust: TrustStore, resources: ProjectResources, dir: string) {
+  const view = resources.view(dir);
+  const local = view.local;
+  const decision = trust.decision(view.root);
+  return {
+    path: view.root,
+    trusted: decision?.trusted === true,
+    decidedAt: decision?.decidedAt || null,
+    hasLocalResources: hasAny(local),
+    resources: {
+      personas: local.personas.map((p) => p.name),
+      skills: local.skills.map((s) => s.name),
+      rules: local.rules.map((r) => r.name),
+      contextFiles: local.contextFiles.map((c) => c.name),
+      mcp: local.mcp,
+      hooks: local.hooks.map(describeHook),
+      ssh: local.ssh,
+    },
+    problems: local.problems,
+  };
+}
+
+export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/projects",
+      operationId: "listProjectTrust",
+      summary: "Projects with a trust decision",
+      tags: ["projects"],
+      responses: { 200: T.Array(TrustRecordSchema) },
+      handler: () => ({ body: trust.list() satisfies TrustRecord[] }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/projects/trust",
+      operationId: "getProjectTrust",
+      summary: "Trust decision and local resources of the project containing cwd",
+      description:
+        "Project-local personas, skills, rules, context files, hooks, MCP servers and SSH hosts are used only when " +
+        "the project is trusted; they are listed here either way so a client can show what trusting would enable.",
+      tags: ["projects"],
+      query: TrustQuery,
+      responses: { 200: ProjectTrustSchema },
+      handler: (req) => ({ body: trustStatus(trust, resources, requireDirectory(req.query.cwd)) }),
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/projects/trust",
+      operationId: "setProjectTrust",
+      summary: "Trusts or distrusts the project containing cwd",
+      description: "Persisted in the daemon home; takes effect at the next model call of every session in the project.",
+      tags: ["projects"],
+      body: TrustBody,
+      responses: { 200: ProjectTrustSchema },
+      handler: (req) => {
+        const dir = requireDirectory(req.body.cwd);
+        trust.set(dir, req.body.trusted);
+        return { body: trustStatus(trust, resources, dir) };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/projects/reload",
+      operationId: "reloadProjectResources",
+      summary: "Re-scans global and project personas, skills, rules, context files and hooks",
+      tags: ["projects"],
+      responses: { 200: OkSchema },
+      handler: () => {
+        resources.reload();
+        return { body: { ok: true } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,85 @@
+import type { Logger, SessionEvent, ToolHookEvent, ToolHookVerdict, ToolResult } from "../../core/index.js";
+import { type HookEvent, type HookOutcome, type HookSpec, matchesTool, runHook, stdoutDecision } from "./hooks.js";
+
+const MAX_PAYLOAD_CONTENT = 100_000;
+const MAX_NOTICE_OUTPUT = 300;
+
+export interface HookRunnerDeps {
+  hooks(cwd: string): HookSpec[];
+  projectRoot(cwd: string): string;
+  publish(sessionId: string, event: SessionEvent): void;
+  log: Logger;
+}
+
+function hookEnv(root: string, sessionId: string, event: HookEvent): NodeJS.ProcessEnv {
+  // The provider key is the daemon's secret, not the hook's business.
+  const { OPENAI_API_KEY: _key, ...env } = process.env;
+  return { ...env, AGENTD_PROJECT_DIR: root, AGENTD_SESSION_ID: sessionId, AGENTD_HOOK_EVENT: event };
+}
+
+function snippet(text: string): string {
+  const t = text.trim();
+  return t.length > MAX_NOTICE_OUTPUT ? `${t.slice(0, MAX_NOTICE_OUTPUT)}…` : t;
+}
+
+/**
+ * Runs the PreToolUse / PostToolUse command hooks matching a tool call (Claude Code conventions): JSON on stdin,
+ * exit 0 = fine (stdout may carry `{"decision":"block","reason"}`), exit 2 = block (before) or feedback (after)
+ * with stderr as the reason; anything else is a non-blocking failure reported as a notice on the session.
+ */
+export class ToolHookRunner {
+  constructor(private readonly deps: HookRunnerDeps) {}
+
+  matching(event: HookEvent, e: ToolHookEvent): HookSpec[] {
+    return this.deps.hooks(e.cwd).filter((h) => h.event === event && matchesTool(h.matcher, e.tool));
+  }
+
+  async run(event: HookEvent, hooks: HookSpec[], e: ToolHookEvent, result?: ToolResult): Promise<ToolHookVerdict | undefined> {
+    const root = this.deps.projectRoot(e.cwd);
+    const payload: Record<string, unknown> = {
+      hook_event_name: event,
+      session_id: e.sessionId,
+      cwd: e.cwd,
+      project_dir: root,
+      tool_name: e.tool,
+      tool_input: e.args,
+      tool_call_id: e.toolCallId,
+    };
+    if (result) {
+      payload.tool_response = {
+        content: result.content.slice(0, MAX_PAYLOAD_CONTENT),
+        is_error: result.isError === true,
+        ...(result.error ? { error: result.error } : {}),
+      };
+    }
+    const env = hookEnv(root, e.sessionId, event);
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h, payload, { cwd: root, env, signal: e.signal })));
+    const reasons: string[] = [];
+    outcomes.forEach((o, i) => {
+      const reason = this.interpret(event, hooks[i] as HookSpec, o, e);
+      if (reason) reasons.push(reason);
+    });
+    if (!reasons.length) return undefined;
+    return event === "PreToolUse" ? { block: reasons.join("\n") } : { feedback: reasons.join("\n") };
+  }
+
+  /** The block/feedback reason of one outcome, or undefined; failures are reported. */
+  private interpret(event: HookEvent, hook: HookSpec, o: HookOutcome, e: ToolHookEvent): string | undefined {
+    const name = hook.command.join(" ");
+    if (o.code === 2) return o.stderr.trim() || `${event} hook "${name}" exited with status 2`;
+    if (o.code === 0) {
+      const d = stdoutDecision(o.stdout);
+      return d.block ? d.reason || `${event} hook "${name}" decided to block` : undefined;
+    }
+    if (e.signal.aborted) return undefined;
+    const why = o.timedOut
+      ? `timed out after ${hook.timeoutMs / 1000} s`
+      : o.error
+        ? `could not run (${o.error})`
+        : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
+    this.deps.log.warn({ sessionId: e.sessionId, event, hook: name, code: o.code, timedOut: o.timedOut }, "hook failed");
+    const outcome = event === "PreToolUse" ? "; the tool call went ahead" : "";
+    this.deps.publish(e.sessionId, { type: "notice", message: `${event} hook "${name}" ${why}${outcome}.` });
+    return undefined;
+  }
+}

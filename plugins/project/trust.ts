@@ -1,0 +1,103 @@
+import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { type Disposable, type Logger, type ProjectTrust, type TrustRecord, toDisposable } from "../../core/index.js";
+
+interface TrustFile {
+  version: 1;
+  projects: Record<string, { trusted: boolean; decidedAt: string }>;
+}
+
+/** Writes `content` to a fresh temporary file with mode 0600, then renames it over `file`. */
+export function writePrivateAtomic(file: string, content: string): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    writeFileSync(tmp, content, { mode: 0o600, flag: "wx" });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  chmodSync(file, 0o600);
+}
+
+/** Trust decisions per project root, persisted in `<home>/trust.json`. A project without a decision is untrusted. */
+export class TrustStore implements ProjectTrust {
+  private readonly records = new Map<string, TrustRecord>();
+  private readonly listeners = new Set<(root: string) => void>();
+
+  constructor(
+    private readonly file: string,
+    private readonly rootOf: (cwd: string) => string,
+    private readonly log: Logger,
+  ) {
+    this.load();
+  }
+
+  private load(): void {
+    let text: string;
+    try {
+      text = readFileSync(this.file, "utf8");
+    } catch {
+      return; // no decisions yet
+    }
+    try {
+      const data = JSON.parse(text) as Partial<TrustFile>;
+      for (const [path, r] of Object.entries(data.projects ?? {})) {
+        if (typeof r?.trusted !== "boolean") continue;
+        this.records.set(path, { path, trusted: r.trusted, decidedAt: String(r.decidedAt ?? "") });
+      }
+    } catch (err) {
+      // Untrusted is the safe default: a damaged file only means projects are asked again.
+      this.log.warn({ err, file: this.file }, "trust file is not valid JSON; starting with no trust decisions");
+    }
+  }
+
+  private save(): void {
+    const data: TrustFile = { version: 1, projects: {} };
+    for (const r of this.list()) data.projects[r.path] = { trusted: r.trusted, decidedAt: r.decidedAt };
+    writePrivateAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`);
+  }
+
+  projectRoot(cwd: string): string {
+    return this.rootOf(cwd);
+  }
+
+  decision(cwd: string): TrustRecord | undefined {
+    return this.records.get(this.rootOf(cwd));
+  }
+
+  isTrusted(cwd: string): boolean {
+    return this.decision(cwd)?.trusted === true;
+  }
+
+  list(): TrustRecord[] {
+    return [...this.records.values()].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  set(cwd: string, trusted: boolean): TrustRecord {
+    const path = this.rootOf(cwd);
+    const rec: TrustRecord = { path, trusted, decidedAt: new Date().toISOString() };
+    const before = this.records.get(path);
+    this.records.set(path, rec);
+    try {
+      this.save();
+    } catch (err) {
+      if (before) this.records.set(path, before);
+      else this.records.delete(path);
+      throw err;
+    }
+    for (const fn of this.listeners) {
+      try {
+        fn(path);
+      } catch (err) {
+        this.log.error({ err }, "trust change listener failed");
+      }
+    }
+    return rec;
+  }
+
+  onChange(fn: (root: string) => void): Disposable {
+    this.listeners.add(fn);
+    return toDisposable(() => this.listeners.delete(fn));
+  }
+}
