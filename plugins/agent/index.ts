@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  busToolHooks,
   definePlugin,
   EventBusToken,
   PersonaRegistryToken,
@@ -79,6 +80,7 @@ export default definePlugin({
       publish: (id, e) => sessions().publish(id, e),
       provider,
       tools: () => tools.list(),
+      toolHooks: (sessionId, cwd, signal) => busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
       addSubagentUsage: (id, tokens) => {
         const rec = store().getSession(id);
         if (rec) store().updateSession(id, { usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens } });

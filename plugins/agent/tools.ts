@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  type DispatchHooks,
   dispatchToolCalls,
   type Provider,
   type Question,
@@ -25,6 +26,8 @@ export interface AgentToolDeps {
   provider(rec: SessionRecord): Provider | undefined;
   tools(): ToolDefinition[];
   addSubagentUsage(id: string, tokens: number): void;
+  /** The before/after tool hooks (project hooks, policies) that apply to the sub-agent's calls too. */
+  toolHooks(sessionId: string, cwd: string, signal: AbortSignal): Partial<DispatchHooks>;
 }
 
 export function todoWriteTool(deps: AgentToolDeps): ToolDefinition {
@@ -192,6 +195,7 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
             signal: ctx.signal,
             onStart: () => {},
             onEnd: () => {},
+            ...deps.toolHooks(ctx.sessionId, ctx.cwd, ctx.signal),
           });
           results.forEach((r, i) => {
             messages.push({ role: "tool", tool_call_id: (pending[i] as { id: string }).id, content: r.content });
