@@ -1,0 +1,146 @@
+/**
+ * `npm run bench`: the daemon against the fake OpenAI-compatible provider, every figure next to a baseline measured
+ * in the same run (the provider read directly, a trivial route, 10 instead of 10,000 rows, the store plugin alone...).
+ * Prints tables and a summary; asserts no thresholds. Exits 1 only if a section failed or tokens were lost.
+ */
+import { cpus, loadavg, totalmem } from "node:os";
+import { VERSION } from "../host/daemon.js";
+import { startFakeProvider } from "../test/support/fake-provider.js";
+import { type BootResult, bootBench, printBoot } from "./boot.js";
+import { now } from "./lib/clock.js";
+import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
+import { int, mib, ms, printTable } from "./lib/stats.js";
+import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
+import { type LoadResult, manyStreams, printLoad, printSingle, type SingleStreamResult, singleStream } from "./streaming.js";
+import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
+
+const TOKENS = 2000;
+const GAP_MS = 1;
+const TTFT_REPS = 15;
+const LIST_REPS = 20;
+
+const t0 = now();
+const failures: string[] = [];
+
+async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    failures.push(`${name}: ${(err as Error).stack ?? String(err)}`);
+    console.log(`\n${name}: FAILED: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+const cpu = cpus();
+console.log("agentd benchmark");
+console.log(
+  `node ${process.version}, ${process.platform}/${process.arch}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? "?"}), ` +
+    `${mib(totalmem())} MiB RAM, agentd ${VERSION}`,
+);
+const load1 = () => loadavg().map((v) => v.toFixed(2)).join(" ");
+console.log(`load average at start: ${load1()} (other work on the machine skews every figure; compare within a run)`);
+console.log("Sections 1-2: daemon, fake provider and client on one thread; section 3: provider and clients on worker threads.");
+
+const fake = await startFakeProvider();
+const cwd = tempDir("agentd-bench-cwd-");
+
+let single: SingleStreamResult[] = [];
+let ttft: TtftCase[] = [];
+let load: LoadResult | undefined;
+let loadPaced: LoadResult | undefined;
+let boot: BootResult | undefined;
+let list: ListResult | undefined;
+let append: AppendResult | undefined;
+
+await section("1-2. streaming and TTFT", async () => {
+  const bd = await bootDaemon({ providerUrl: fake.url });
+  try {
+    await singleStream(fake, bd, cwd, "warm-up", 300, 0);
+    single = [
+      await singleStream(fake, bd, cwd, `paced ${GAP_MS} ms`, TOKENS, GAP_MS),
+      await singleStream(fake, bd, cwd, "full speed", TOKENS, 0),
+    ];
+    printSingle(single);
+    ttft = [
+      await ttftCase(fake, bd, cwd, "fresh session", 0, TTFT_REPS),
+      await ttftCase(fake, bd, cwd, "1,000 messages", 1000, TTFT_REPS),
+    ];
+    printTtft(ttft, TTFT_REPS);
+  } finally {
+    await bd.cleanup();
+  }
+});
+
+await section("3. load", async () => {
+  load = await manyStreams(cwd, { sessions: 20, clientsPerSession: 10, n: TOKENS, gapMs: GAP_MS });
+  printLoad(load);
+  if (load.lost > 0 || load.duplicates > 0 || load.errors.length > 0) {
+    const what = `${int(load.lost)} missing, ${int(load.duplicates)} duplicated, ${load.errors.length} client errors`;
+    console.log(`\n!!! TOKENS LOST: ${what} !!!`);
+    failures.push("3. load: tokens lost");
+  }
+  // The same at a realistic model speed (100 tokens/s per session), to show the daemon when it is not saturated.
+  loadPaced = await manyStreams(cwd, { sessions: 20, clientsPerSession: 10, n: 500, gapMs: 10 });
+  printLoad(loadPaced);
+  if (loadPaced.lost > 0 || loadPaced.duplicates > 0 || loadPaced.errors.length > 0) {
+    console.log(`\n!!! TOKENS LOST: ${int(loadPaced.lost)} missing, ${int(loadPaced.duplicates)} duplicated !!!`);
+    failures.push("3. load (10 ms): tokens lost");
+  }
+});
+
+await section("4a. boot", async () => {
+  boot = await bootBench(5);
+  printBoot(boot);
+});
+await section("4b. list", async () => {
+  list = await listBench(cwd, 10_000, LIST_REPS);
+  printList(list, LIST_REPS);
+});
+await section("4c. append", async () => {
+  append = await appendBench(cwd, 10_000, 300);
+  printAppend(append);
+});
+
+await fake.close();
+await removeTempDirs();
+
+/* ---------- summary ---------- */
+const rows: string[][] = [];
+const pair = (a: number, b: number) => `${ms(a)} / ${ms(b)}`;
+const plus = (a: number, b: number) => `+${ms(a)} / +${ms(b)}`;
+for (const r of single) {
+  const d = r.direct.latency;
+  const s = r.daemon.latency;
+  rows.push([`${r.label}: added per-token latency p50 / p99`, pair(d.p50, d.p99), plus(s.p50 - d.p50, s.p99 - d.p99)]);
+  rows.push([`${r.label}: throughput (tokens/s)`, int(r.direct.tokensPerSec), int(r.daemon.tokensPerSec)]);
+  rows.push([`${r.label}: main-thread busy ms for the turn`, int(r.busyMs.direct), `+${int(r.busyMs.daemon - r.busyMs.direct)}`]);
+}
+for (const c of ttft) rows.push([`TTFT p50, ${c.label}`, ms(c.direct.total.p50), ms(c.daemon.total.p50)]);
+for (const l of [load, loadPaced]) {
+  if (!l) continue;
+  const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms`;
+  const [d, s] = [l.direct.latency, l.daemon.latency];
+  rows.push([`${tag}: per-token latency p50 / p99`, pair(d.p50, d.p99), pair(s.p50, s.p99)]);
+  rows.push([`${tag}: TTFT p50 / p99`, pair(l.direct.ttfb.p50, l.direct.ttfb.p99), pair(l.daemon.ttft.p50, l.daemon.ttft.p99)]);
+  rows.push([`${tag}: tokens delivered`, int(l.expected), `${int(l.received)} (lost ${int(l.lost)})`]);
+  rows.push([`${tag}: RSS before -> after (MiB)`, "", `${mib(l.memBefore.rss)} -> ${mib(l.memAfter.rss)}`]);
+}
+if (boot) {
+  rows.push(["boot in-process (baseline: storage plugin only)", ms(boot.inProcess.storeOnly.p50), ms(boot.inProcess.all.p50)]);
+  rows.push(["cold start to server.json (baseline: bare node)", ms(boot.cold.bare.p50), ms(boot.cold.agentd.p50)]);
+}
+for (const r of list?.rows.slice(1) ?? []) rows.push([`${r.label}: 10 vs 10,000 sessions`, ms(r.small.p50), ms(r.big.p50)]);
+if (append) {
+  rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
+  rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
+}
+printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
+  `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
+]);
+
+if (failures.length) {
+  console.log(`\n${failures.length} problem(s):`);
+  for (const f of failures) console.log(`- ${f}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,193 @@
+import { emptyUsage, type SessionRecord } from "../core/session-types.js";
+import { newSessionId } from "../core/sessions.js";
+import { type SessionStore, SessionStoreToken } from "../core/store.js";
+import { startTestDaemon } from "../test/support/daemon.js";
+import type { ApiClient } from "../test/support/daemon.js";
+import { now } from "./lib/clock.js";
+import { bootDaemon } from "./lib/daemon.js";
+import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
+
+const WARMUP = 5;
+const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+
+function record(i: number, cwd: string): SessionRecord {
+  const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+  return {
+    id: newSessionId(),
+    title: `bench session ${i} ${WORDS[i % WORDS.length]}`,
+    pinned: i % 500 === 0,
+    persona: "default",
+    model: "fake-model",
+    cwd,
+    mode: "build",
+    isSandbox: false,
+    shareToken: null,
+    messageCount: 0,
+    usage: emptyUsage(),
+    createdAt: at,
+    updatedAt: at,
+    meta: {},
+  };
+}
+
+async function timeGet(api: ApiClient, path: string, reps: number): Promise<{ s: Summary; bytes: number }> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = -WARMUP; i < reps; i++) {
+    const t0 = now();
+    const res = await api.get(path);
+    const t = now() - t0;
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
+    bytes = res.text.length;
+    if (i >= 0) times.push(t);
+  }
+  return { s: summarize(times), bytes };
+}
+
+const LIST_PATHS = [
+  ["GET /server/identity (floor)", "/server/identity"],
+  ["GET /sessions?limit=50", "/sessions?limit=50"],
+  ["GET /sessions?q=delta&limit=50", "/sessions?q=delta&limit=50"],
+  ["GET /sessions (plain array, all)", "/sessions"],
+] as const;
+
+export interface ListResult {
+  rows: Array<{ label: string; small: Summary; big: Summary; validated: Summary; bigBytes: number }>;
+  insertMs: number;
+  count: number;
+}
+
+/** GET /sessions at 10 sessions (baseline) and at `count`, the sessions written through the store directly. */
+export async function listBench(cwd: string, count: number, reps: number): Promise<ListResult> {
+  const bd = await bootDaemon();
+  const small = new Map<string, Summary>();
+  const big = new Map<string, { s: Summary; bytes: number }>();
+  let insertMs = 0;
+  try {
+    const store: SessionStore = bd.daemon.services.get(SessionStoreToken);
+    for (let i = 0; i < 10; i++) store.createSession(record(i, cwd));
+    for (const [label, path] of LIST_PATHS) small.set(label, (await timeGet(bd.api, path, reps)).s);
+    const t0 = now();
+    for (let i = 10; i < count; i++) store.createSession(record(i, cwd));
+    insertMs = now() - t0;
+    for (const [label, path] of LIST_PATHS) big.set(label, await timeGet(bd.api, path, reps));
+  } finally {
+    await bd.cleanup();
+  }
+  // The same home under the test harness, which also validates every response against its schema.
+  const td = await startTestDaemon({ home: bd.home });
+  const validated = new Map<string, Summary>();
+  try {
+    for (const [label, path] of LIST_PATHS) validated.set(label, (await timeGet(td, path, Math.min(reps, 10))).s);
+  } finally {
+    await td.stop();
+  }
+  return {
+    insertMs,
+    count,
+    rows: LIST_PATHS.map(([label]) => ({
+      label,
+      small: small.get(label) as Summary,
+      big: big.get(label)?.s as Summary,
+      validated: validated.get(label) as Summary,
+      bigBytes: big.get(label)?.bytes ?? 0,
+    })),
+  };
+}
+
+export function printList(r: ListResult, reps: number): void {
+  printTable(
+    `4b. Session list over HTTP (ms, p50 of ${reps} calls after ${WARMUP} warm-up calls)`,
+    ["request", "10 sessions", `${int(r.count)} sessions`, "p99", "ratio", "response", "with test validation"],
+    r.rows.map((x) => [
+      x.label,
+      ms(x.small.p50),
+      ms(x.big.p50),
+      ms(x.big.p99),
+      `${(x.big.p50 / x.small.p50).toFixed(1)}x`,
+      `${(x.bigBytes / 1024).toFixed(0)} KiB`,
+      ms(x.validated.p50),
+    ]),
+    [
+      `${int(r.count)} sessions written with SessionStore.createSession in ${ms(r.insertMs)} ms ` +
+        `(${ms((r.insertMs * 1000) / (r.count - 10))} µs each).`,
+      "last column: same home under startTestDaemon, which validates responses against their schemas (test-only cost).",
+    ],
+  );
+}
+
+export interface AppendResult {
+  small: Summary;
+  big: Summary;
+  readSmall: Summary;
+  readBig: Summary;
+  bigCount: number;
+  appends: number;
+}
+
+/** SessionStore.appendMessage on a session holding 10 messages vs one holding `bigCount`, interleaved. */
+export async function appendBench(cwd: string, bigCount: number, appends: number): Promise<AppendResult> {
+  const bd = await bootDaemon();
+  try {
+    const store: SessionStore = bd.daemon.services.get(SessionStoreToken);
+    const a = record(0, cwd);
+    const b = record(1, cwd);
+    store.createSession(a);
+    store.createSession(b);
+    const msg = (i: number) => ({
+      role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+      content: `message ${i}: the quick brown fox jumps over the lazy dog in src/file${i % 97}.ts`,
+    });
+    for (let i = 0; i < 10; i++) store.appendMessage(a.id, msg(i));
+    for (let i = 0; i < bigCount; i++) store.appendMessage(b.id, msg(i));
+    // What every model call of a turn reads: the whole in-context history. Not interleaved: the garbage of a
+    // 10,000-row read would land in the timing of the small one.
+    const timeReads = (id: string, reps: number) =>
+      Array.from({ length: reps }, () => {
+        const t0 = process.hrtime.bigint();
+        store.contextMessages(id);
+        return Number(process.hrtime.bigint() - t0) / 1e6;
+      });
+    const readSmall = timeReads(a.id, 50);
+    const readBig = timeReads(b.id, 20);
+    const small: number[] = [];
+    const big: number[] = [];
+    for (let i = 0; i < appends; i++) {
+      for (const [id, out] of [[a.id, small], [b.id, big]] as const) {
+        const t0 = process.hrtime.bigint();
+        store.appendMessage(id, msg(i));
+        out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }
+    return {
+      small: summarize(small.slice(10)),
+      big: summarize(big.slice(10)),
+      readSmall: summarize(readSmall.slice(2)),
+      readBig: summarize(readBig.slice(2)),
+      bigCount,
+      appends,
+    };
+  } finally {
+    await bd.cleanup();
+  }
+}
+
+export function printAppend(r: AppendResult): void {
+  const row = (label: string, s: Summary, l: Summary) => [
+    label,
+    ms(s.p50),
+    ms(s.p99),
+    ms(s.mean),
+    ms(l.p50),
+    `${(l.p50 / s.p50).toFixed(2)}x`,
+  ];
+  printTable(
+    `4c. Message append and context read (ms; SessionStore directly, SQLite on the daemon's home)`,
+    ["operation", "at 10 p50", "at 10 p99", "at 10 mean", `at ${int(r.bigCount)} p50`, "ratio"],
+    [
+      row(`appendMessage (${r.appends} appends each, interleaved: 10 -> ${r.appends + 10} messages)`, r.small, r.big),
+      [`  at ${int(r.bigCount)}: p99 ${ms(r.big.p99)}, mean ${ms(r.big.mean)}`, "", "", "", "", ""],
+      row("contextMessages (whole history read per model call)", r.readSmall, r.readBig),
+    ],
+  );
+}

@@ -1,0 +1,330 @@
+import { performance } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { EventBusToken } from "../core/registries.js";
+import type { FakeProvider } from "../test/support/fake-provider.js";
+import { now, sleep } from "./lib/clock.js";
+import { type BenchDaemon, bootDaemon } from "./lib/daemon.js";
+import type { ReaderResult } from "./lib/client-worker.js";
+import { WorkerRpc } from "./lib/rpc.js";
+import { int, mib, ms, printTable, signedMs, type Summary, summarize } from "./lib/stats.js";
+import {
+  latencies,
+  missing,
+  newReception,
+  type Reception,
+  readDirect,
+  receive,
+  recordTurn,
+  stampedTurn,
+  throughput,
+} from "./lib/streams.js";
+
+const directBody = (tag: string) => ({ model: "fake-model", messages: [{ role: "user", content: tag }], stream: true });
+
+export interface PathFigures {
+  latency: Summary;
+  tokensPerSec: number;
+  received: number;
+}
+
+export interface SingleStreamResult {
+  label: string;
+  n: number;
+  direct: PathFigures;
+  daemon: PathFigures;
+  /** Per chunk: daemon latency minus direct latency of the same chunk index. */
+  paired: Summary;
+  /** Chunk written by the provider -> the daemon published its `token` event (after writing it to SSE sockets). */
+  toPublish: Summary;
+  /** Main-thread busy time (event-loop utilisation) during each run: provider + client (+ daemon). */
+  busyMs: { direct: number; daemon: number };
+}
+
+function figures(sent: Float64Array, r: Reception): PathFigures {
+  return { latency: summarize(latencies(sent, r)), tokensPerSec: throughput(sent, r), received: r.got.length - missing(r) };
+}
+
+function pairedAdded(direct: { sent: Float64Array; r: Reception }, daemon: { sent: Float64Array; r: Reception }): Summary {
+  const out: number[] = [];
+  for (let i = 0; i < daemon.sent.length; i++) {
+    const a = (daemon.r.got[i] as number) - (daemon.sent[i] as number);
+    const b = (direct.r.got[i] as number) - (direct.sent[i] as number);
+    if (Number.isFinite(a) && Number.isFinite(b)) out.push(a - b);
+  }
+  return summarize(out);
+}
+
+/** One n-token stream read directly from the fake provider, then the same through the daemon to one SSE client. */
+export async function singleStream(
+  fake: FakeProvider,
+  bd: BenchDaemon,
+  cwd: string,
+  label: string,
+  n: number,
+  gapMs: number,
+): Promise<SingleStreamResult> {
+  const direct = stampedTurn(n, gapMs);
+  fake.script(direct.turn);
+  const rd = newReception(n);
+  const eluD = performance.eventLoopUtilization();
+  await readDirect(fake.url, directBody("direct"), rd);
+  const busyDirect = performance.eventLoopUtilization(eluD).active;
+
+  const id = await bd.api.createSession({ cwd });
+  const c = await bd.api.sse(`/sessions/${id}/events`);
+  await c.waitForType("status");
+  const viaDaemon = stampedTurn(n, gapMs);
+  fake.script(viaDaemon.turn);
+  const rs = newReception(n);
+  const pub = newReception(n);
+  const sub = bd.daemon.services.get(EventBusToken).on("session.event", (e) => {
+    if (e.sessionId === id && e.event.type === "token") receive(pub, String(e.event.text ?? ""), now());
+  });
+  const done = recordTurn(c, rs);
+  const eluS = performance.eventLoopUtilization();
+  const res = await bd.api.post(`/sessions/${id}/chat`, { text: "stream" });
+  if (res.status !== 202) throw new Error(`chat: ${res.status} ${res.text}`);
+  await done;
+  const busyDaemon = performance.eventLoopUtilization(eluS).active;
+  sub.dispose();
+  c.close();
+  return {
+    toPublish: summarize(latencies(viaDaemon.sent, pub)),
+    busyMs: { direct: busyDirect, daemon: busyDaemon },
+    label,
+    n,
+    direct: figures(direct.sent, rd),
+    daemon: figures(viaDaemon.sent, rs),
+    paired: pairedAdded({ sent: direct.sent, r: rd }, { sent: viaDaemon.sent, r: rs }),
+  };
+}
+
+export function printSingle(results: SingleStreamResult[]): void {
+  const rows: string[][] = [];
+  for (const r of results) {
+    const row = (path: string, f: PathFigures, busy: number) => [
+      `${r.label}: ${path}`,
+      `${f.received}/${r.n}`,
+      ms(f.latency.p50),
+      ms(f.latency.p99),
+      ms(f.latency.max),
+      int(f.tokensPerSec),
+      int(busy),
+    ];
+    const added = (path: string, s: Summary) => [
+      `${r.label}: ${path}`,
+      "",
+      signedMs(s.p50),
+      signedMs(s.p99),
+      signedMs(s.max),
+      "",
+      "",
+    ];
+    const pub = r.toPublish;
+    rows.push(row("direct (baseline)", r.direct, r.busyMs.direct), row("daemon -> SSE", r.daemon, r.busyMs.daemon));
+    rows.push([`${r.label}:   of which to daemon publish`, "", ms(pub.p50), ms(pub.p99), ms(pub.max), "", ""]);
+    rows.push(
+      added("added by daemon", {
+        n: r.n,
+        p50: r.daemon.latency.p50 - r.direct.latency.p50,
+        p99: r.daemon.latency.p99 - r.direct.latency.p99,
+        max: r.daemon.latency.max - r.direct.latency.max,
+        mean: Number.NaN,
+      }),
+    );
+    rows.push(added("added, paired per chunk", r.paired));
+  }
+  printTable(
+    "1. Per-token latency: chunk written by the fake provider -> chunk read by the client (ms)",
+    ["stream / path", "tokens", "p50", "p99", "max", "tokens/s", "busy ms"],
+    rows,
+    [
+      "direct: a fetch() client streaming from the fake provider; daemon: POST chat, read as `token` events by an SseClient.",
+      "to daemon publish: provider write -> SessionEventLog.publish done (frame already written to the SSE socket).",
+      "added = daemon percentile - direct percentile; paired = distribution of (daemon - direct) latency of chunk i.",
+      "busy ms: main-thread event-loop busy time during the run (provider + client, + daemon on the daemon row).",
+    ],
+  );
+}
+
+/* ---------- 3. many sessions, many clients ---------- */
+
+export interface LoadResult {
+  sessions: number;
+  clientsPerSession: number;
+  n: number;
+  gapMs: number;
+  direct: { latency: Summary; ttfb: Summary };
+  daemon: { latency: Summary; ttft: Summary };
+  expected: number;
+  received: number;
+  lost: number;
+  duplicates: number;
+  errors: string[];
+  /** Main-thread (daemon + provider) event-loop utilisation during each phase, 0..1. */
+  elu: { direct: number; daemon: number };
+  memBefore: NodeJS.MemoryUsage;
+  memAfter: NodeJS.MemoryUsage;
+  peakRss: number;
+}
+
+let gcFn: (() => void) | undefined;
+/** A full GC before reading the heap, so before/after compare live data rather than garbage timing. */
+function collect(): void {
+  if (!gcFn) {
+    setFlagsFromString("--expose-gc");
+    gcFn = runInNewContext("gc") as () => void;
+  }
+  gcFn();
+}
+
+const toReception = (r: ReaderResult) => ({ got: r.got, duplicates: r.duplicates, first: r.first });
+
+/**
+ * `sessions` sessions streaming at once, each watched by `clientsPerSession` SSE clients, against as many direct
+ * streams. The fake provider and the clients each run on a worker thread, so the main thread is the daemon's alone.
+ */
+export async function manyStreams(
+  cwd: string,
+  opts: { sessions: number; clientsPerSession: number; n: number; gapMs: number },
+): Promise<LoadResult> {
+  const { sessions, clientsPerSession, n, gapMs } = opts;
+  const provider = new WorkerRpc(new URL("./lib/provider-worker.js", import.meta.url));
+  const clients = new WorkerRpc(new URL("./lib/client-worker.js", import.meta.url));
+  let bd: BenchDaemon | undefined;
+  try {
+    const url = await provider.call<string>("start");
+    // Baseline: the same number of concurrent streams read directly, on the same client thread.
+    const directKeys = Array.from({ length: sessions }, (_, k) => `direct ${k}`);
+    await provider.call("script", { keys: directKeys, n, gapMs });
+    let elu = performance.eventLoopUtilization();
+    const directRes = await clients.call<ReaderResult[]>("direct", {
+      n,
+      jobs: directKeys.map((key) => ({ key, url, body: directBody(key) })),
+    });
+    const directElu = performance.eventLoopUtilization(elu).utilization;
+    const directSent = await provider.call<Float64Array[]>("stamps", { keys: directKeys });
+    const dLat: number[] = [];
+    const ttfb: number[] = [];
+    directRes.forEach((r, k) => {
+      dLat.push(...latencies(directSent[k] as Float64Array, toReception(r)));
+      ttfb.push(r.first - (r.start as number));
+    });
+
+    // Through the daemon.
+    bd = await bootDaemon({ providerUrl: url });
+    const api = bd.api;
+    const ids: string[] = [];
+    for (let k = 0; k < sessions; k++) ids.push(await api.createSession({ cwd, title: `load ${k}` }));
+    await clients.call("open", {
+      clients: ids.flatMap((id, k) =>
+        Array.from({ length: clientsPerSession }, (_, j) => ({
+          key: `${k}/${j}`,
+          url: `${api.api}/sessions/${id}/events`,
+          token: api.token,
+        })),
+      ),
+    });
+    const keys = ids.map((_, k) => `load ${k}`);
+    await provider.call("script", { keys, n, gapMs });
+    collect();
+    const memBefore = process.memoryUsage();
+    let peakRss = memBefore.rss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    }, 100);
+    await clients.call("arm", { n });
+    elu = performance.eventLoopUtilization();
+    const posted: number[] = [];
+    await Promise.all(
+      ids.map(async (id, k) => {
+        posted[k] = now();
+        const res = await api.post(`/sessions/${id}/chat`, { text: keys[k] });
+        if (res.status !== 202) throw new Error(`chat: ${res.status} ${res.text}`);
+      }),
+    );
+    const results = await clients.call<ReaderResult[]>("collect");
+    const loadElu = performance.eventLoopUtilization(elu).utilization;
+    clearInterval(sampler);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    await waitIdle(bd);
+    collect();
+    const memAfter = process.memoryUsage();
+    const sent = await provider.call<Float64Array[]>("stamps", { keys });
+
+    const lat: number[] = [];
+    const ttft: number[] = [];
+    let received = 0;
+    let duplicates = 0;
+    const errors: string[] = [];
+    for (const r of results) {
+      const k = Number(r.key.split("/")[0]);
+      const rec = toReception(r);
+      lat.push(...latencies(sent[k] as Float64Array, rec));
+      ttft.push(r.first - (posted[k] as number));
+      received += n - missing(rec);
+      duplicates += r.duplicates;
+      if (r.error) errors.push(`${r.key}: ${r.error}`);
+    }
+    const expected = sessions * clientsPerSession * n;
+    return {
+      sessions,
+      clientsPerSession,
+      n,
+      gapMs,
+      direct: { latency: summarize(dLat), ttfb: summarize(ttfb) },
+      daemon: { latency: summarize(lat), ttft: summarize(ttft) },
+      expected,
+      received,
+      lost: expected - received,
+      duplicates,
+      errors,
+      elu: { direct: directElu, daemon: loadElu },
+      memBefore,
+      memAfter,
+      peakRss,
+    };
+  } finally {
+    await clients.call("close").catch(() => undefined);
+    await bd?.cleanup();
+    await provider.call("close").catch(() => undefined);
+    await Promise.all([clients.terminate(), provider.terminate()]);
+  }
+}
+
+/** The turns have ended for the clients; wait until the daemon also reports every session idle. */
+async function waitIdle(bd: BenchDaemon): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const res = await bd.api.get("/server/status");
+    if (res.body?.sessions?.running === 0) return;
+    await sleep(10);
+  }
+}
+
+export function printLoad(r: LoadResult): void {
+  const clients = r.sessions * r.clientsPerSession;
+  const row = (label: string, a: number, b: number) => [label, ms(a), ms(b), signedMs(b - a)];
+  const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
+  printTable(
+    `3. Load: ${r.sessions} sessions streaming ${int(r.n)} tokens each (${r.gapMs} ms apart) at once, ` +
+      `${r.clientsPerSession} SSE clients per session (${clients} clients) (ms)`,
+    ["metric", "direct (baseline)", "daemon", "added"],
+    [
+      row("per-token latency p50", r.direct.latency.p50, r.daemon.latency.p50),
+      row("per-token latency p99", r.direct.latency.p99, r.daemon.latency.p99),
+      row("per-token latency max", r.direct.latency.max, r.daemon.latency.max),
+      row("time to first token p50", r.direct.ttfb.p50, r.daemon.ttft.p50),
+      row("time to first token p99", r.direct.ttfb.p99, r.daemon.ttft.p99),
+    ],
+    [
+      `direct: ${r.sessions} concurrent fetch() streams from the fake provider. Provider and clients run on two worker threads.`,
+      `main thread (the daemon alone) busy ${pct(r.elu.daemon)} during the daemon run (${pct(r.elu.direct)} during the direct run).`,
+      `tokens delivered: ${int(r.received)}/${int(r.expected)} (lost ${int(r.lost)}, duplicated ${int(r.duplicates)}) ` +
+        `over ${clients} clients`,
+      `memory (whole process, after a full GC): RSS ${mib(r.memBefore.rss)} -> ${mib(r.memAfter.rss)} MiB ` +
+        `(peak ${mib(r.peakRss)}), main heap ${mib(r.memBefore.heapUsed)} -> ${mib(r.memAfter.heapUsed)} MiB`,
+      ...r.errors.slice(0, 5).map((e) => `client error: ${e}`),
+    ],
+  );
+}
