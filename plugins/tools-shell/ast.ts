@@ -39,7 +39,18 @@ export interface SimpleCommand {
   redirects: Redirect[];
 }
 
-export type CompoundKind = "subshell" | "group" | "if" | "while" | "until" | "for" | "select" | "case" | "test";
+/** `test` is `[[ ]]`; `arith` is `(( ))` and the header of `for (( ))`. */
+export type CompoundKind =
+  | "subshell"
+  | "group"
+  | "if"
+  | "while"
+  | "until"
+  | "for"
+  | "select"
+  | "case"
+  | "test"
+  | "arith";
 
 export interface CompoundCommand {
   type: "compound";

@@ -1,0 +1,369 @@
+import { T, type ToolContext, type ToolDefinition, type ToolErrorCode, type ToolResult } from "../../core/index.js";
+import { classifyCommand } from "./classifier.js";
+import { capOutput, HeadTailBuffer } from "./output.js";
+import { checkPlanModeCommand } from "./plan-mode.js";
+import { ShellProcess } from "./process.js";
+import type { BackgroundTask, BackgroundTasks } from "./tasks.js";
+
+export interface ShellLimits {
+  defaultTimeoutSeconds: number;
+  maxTimeoutSeconds: number;
+  maxOutputChars: number;
+  killGraceMs: number;
+}
+
+export const DEFAULT_SHELL_LIMITS: ShellLimits = {
+  defaultTimeoutSeconds: 120,
+  maxTimeoutSeconds: 600,
+  maxOutputChars: 30_000,
+  killGraceMs: 2_000,
+};
+
+/** Longer command strings are refused: nobody types them, and they would only fill the confirmation prompt. */
+const MAX_COMMAND_CHARS = 100_000;
+const MAX_WAIT_SECONDS = 60;
+const MAX_FILTER_CHARS = 500;
+/** Lines longer than this are matched on their start only, which bounds the work of one filter call. */
+const MAX_FILTERED_LINE = 4_000;
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]/;
+
+function fail(
+  code: ToolErrorCode,
+  message: string,
+  suggestedFix: string,
+  retryable = false,
+  meta?: Record<string, unknown>,
+): ToolResult {
+  return { content: message, isError: true, error: { code, retryable, suggestedFix }, ...(meta ? { meta } : {}) };
+}
+
+class ArgError extends Error {}
+
+function taskIdArg(args: Record<string, unknown>): string {
+  const id = args.task_id;
+  if (typeof id !== "string" || !id) throw new ArgError('"task_id" is required (the id bash returned, e.g. "bg-1").');
+  return id;
+}
+
+function secondsArg(args: Record<string, unknown>, key: string, max: number): number | undefined {
+  const v = args[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > max) {
+    throw new ArgError(`"${key}" must be a number of seconds between 0 and ${max}.`);
+  }
+  return v;
+}
+
+/** Wraps `run` so argument mistakes and unexpected exceptions become results, never throws. */
+function guarded(name: string, run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>) {
+  return async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> => {
+    try {
+      return await run(args && typeof args === "object" ? args : {}, ctx);
+    } catch (err) {
+      if (err instanceof ArgError)
+        return fail("invalid_arguments", err.message, `Fix the arguments of ${name} and call it again.`, true);
+      return fail(
+        "execution_failed",
+        `${name} failed: ${err instanceof Error ? err.message : String(err)}`,
+        "Check the arguments; if it keeps failing, try another approach.",
+      );
+    }
+  };
+}
+
+/** The daemon's own secrets, which must not reach command output (and so the transcript and the provider). */
+const DAEMON_SECRETS = /^(OPENAI_API_KEY|AGENTD_.*)$/;
+
+function shellEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!DAEMON_SECRETS.test(k)) env[k] = v;
+  // No terminal to prompt on (the group is detached and stdin is /dev/null): make git fail fast instead of hanging.
+  return { ...env, GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" };
+}
+
+function exitLine(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `Killed by signal ${signal}`;
+  return `Exit code: ${code ?? "unknown"}`;
+}
+
+const ABANDONED_NOTE =
+  "[Note: processes the command started in the background still held its output when it exited; their further " +
+  "output is not captured. Use run_in_background: true for servers and watchers.]";
+
+export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
+  return {
+    name: "bash",
+    description:
+      "Runs a command line with /bin/bash -c in the session's working directory and returns its combined stdout " +
+      `and stderr (capped at ${limits.maxOutputChars} characters: the start and the end are kept) and its exit code. ` +
+      "A non-zero exit code is reported, not treated as a failure. The command and everything it starts are killed " +
+      `after "timeout" seconds (default ${limits.defaultTimeoutSeconds}, max ${limits.maxTimeoutSeconds}) or when ` +
+      "the turn is aborted. stdin is empty: do not run interactive programs. For servers, watchers and other " +
+      'long-running commands set "run_in_background": true, then read their output with bash_output and stop ' +
+      "them with bash_kill. Risky commands (recursive deletes, force pushes, sudo, ...) ask the user first. In " +
+      "plan mode only read-only commands run (ls, cat, grep, rg, find, git status/log/diff/show, ...), without " +
+      "redirections into files, substitutions or background jobs. Prefer the read, grep, glob and ls tools for " +
+      "reading files.",
+    parameters: T.Object({
+      command: T.String({ minLength: 1, description: "The command line to run (bash syntax)." }),
+      timeout: T.Optional(
+        T.Number({
+          exclusiveMinimum: 0,
+          maximum: limits.maxTimeoutSeconds,
+          description:
+            `Seconds before the command is killed (default ${limits.defaultTimeoutSeconds}, max ` +
+            `${limits.maxTimeoutSeconds}). For a background task: its maximum lifetime (default: none).`,
+        }),
+      ),
+      run_in_background: T.Optional(
+        T.Boolean({ description: "Start as a background task and return its task id at once (not in plan mode)." }),
+      ),
+    }),
+    execute: guarded("bash", async (args, ctx) => {
+      const command = args.command;
+      if (typeof command !== "string" || !command.trim()) throw new ArgError('"command" is required.');
+      if (command.length > MAX_COMMAND_CHARS)
+        throw new ArgError(`"command" is longer than ${MAX_COMMAND_CHARS} characters.`);
+      const timeout = secondsArg(args, "timeout", limits.maxTimeoutSeconds);
+      if (timeout === 0) throw new ArgError('"timeout" must be more than 0 seconds.');
+      const background = args.run_in_background === true;
+      if (ctx.signal.aborted) return abortedResult("");
+
+      if (ctx.mode === "plan") {
+        const refusal = planModeRefusal(command, background);
+        if (refusal) return refusal;
+      }
+      const verdict = classifyCommand(command);
+      if (verdict.dangerous) {
+        const reason = verdict.reasons.join("; ");
+        const allowed = await ctx.confirm({ tool: "bash", command, reason });
+        if (ctx.signal.aborted) return abortedResult("");
+        if (!allowed) {
+          return fail(
+            "permission_denied",
+            `The user declined to run this command (${reason}). It was not run.`,
+            "The user declined this command: do not retry it or a variant of it. Ask the user how to proceed, " +
+              "or take another approach.",
+            false,
+            { reasons: verdict.reasons },
+          );
+        }
+      }
+      if (background) return startBackground(tasks, command, timeout, ctx);
+      return runForeground(command, (timeout ?? limits.defaultTimeoutSeconds) * 1000, limits, ctx);
+    }),
+  };
+}
+
+function planModeRefusal(command: string, background: boolean): ToolResult | undefined {
+  const fix =
+    "Plan mode only runs read-only commands. Use read-only ones (ls, cat, head, grep, rg, find, git status/log/" +
+    "diff/show, ...) or the read/grep/glob/ls tools; anything that changes files waits until the plan is approved " +
+    "and the session is back in build mode.";
+  if (background) return fail("permission_denied", "run_in_background is not available in plan mode.", fix);
+  const verdict = checkPlanModeCommand(command);
+  if (verdict.allowed) return undefined;
+  return fail("permission_denied", `Not run: in plan mode ${verdict.reason}.`, fix, false, { planMode: true });
+}
+
+function abortedResult(output: string): ToolResult {
+  const text = output ? `\n\nOutput before it was stopped:\n${output}` : "";
+  return fail(
+    "aborted",
+    `The command was stopped (with everything it started) because the turn was aborted.${text}`,
+    "The turn was aborted; do not retry unless asked to.",
+  );
+}
+
+async function runForeground(
+  command: string,
+  timeoutMs: number,
+  limits: ShellLimits,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const started = Date.now();
+  const proc = new ShellProcess({ command, cwd: ctx.cwd, env: shellEnv(), killGraceMs: limits.killGraceMs });
+  const output = new HeadTailBuffer(limits.maxOutputChars);
+  proc.onOutput((text) => output.append(text));
+  let stoppedBy: "timeout" | "abort" | undefined;
+  const stop = (why: "timeout" | "abort") => {
+    stoppedBy ??= why;
+    void proc.stop();
+  };
+  const timer = setTimeout(() => stop("timeout"), timeoutMs);
+  const onAbort = () => stop("abort");
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let exit: Awaited<typeof proc.done>;
+  try {
+    exit = await proc.done;
+    if (stoppedBy) await proc.stop();
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+
+  if (exit.spawnError) {
+    return fail(
+      "execution_failed",
+      `Could not start /bin/bash in ${ctx.cwd}: ${exit.spawnError.message}`,
+      "Check that the session's working directory still exists.",
+    );
+  }
+  const { text, omitted } = output.render();
+  const meta = {
+    exitCode: exit.code,
+    signal: exit.signal,
+    durationMs: Date.now() - started,
+    outputChars: output.length,
+    omittedChars: omitted,
+  };
+  if (stoppedBy === "abort") return { ...abortedResult(text), meta };
+  if (stoppedBy === "timeout") {
+    return fail(
+      "timeout",
+      `The command timed out after ${timeoutMs / 1000} s and was killed with everything it started.` +
+        (text ? `\n\nOutput so far:\n${text}` : " It printed nothing."),
+      'Raise "timeout" (max 600 s), make the command finish sooner, or start it with "run_in_background": true ' +
+        "and follow it with bash_output.",
+      true,
+      meta,
+    );
+  }
+  const parts = [text.replace(/\n$/, "") || "(no output)"];
+  if (exit.outputAbandoned) parts.push(ABANDONED_NOTE);
+  parts.push(exitLine(exit.code, exit.signal));
+  return { content: parts.join("\n\n"), meta };
+}
+
+function startBackground(
+  tasks: BackgroundTasks,
+  command: string,
+  timeout: number | undefined,
+  ctx: ToolContext,
+): ToolResult {
+  const task = tasks.start(ctx.sessionId, command, ctx.cwd, shellEnv());
+  if (!task) {
+    const running = tasks
+      .list(ctx.sessionId)
+      .filter((t) => t.status === "running")
+      .map((t) => t.id);
+    return fail(
+      "conflict",
+      `Too many background tasks are running in this session (${running.join(", ")}).`,
+      "Stop one with bash_kill (or wait for one to finish), then start the new one.",
+    );
+  }
+  if (timeout !== undefined) task.limitLifetime(timeout * 1000, () => void tasks.kill(task));
+  return {
+    content:
+      `Started background task ${task.id} (pid ${task.proc.pid ?? "unknown"}): ${command}\n` +
+      `Read its output with bash_output {"task_id": "${task.id}"}; stop it with bash_kill {"task_id": "${task.id}"}.`,
+    meta: { taskId: task.id, pid: task.proc.pid },
+  };
+}
+
+function describeStatus(task: BackgroundTask): string {
+  if (task.spawnError) return `failed to start (${task.spawnError.message})`;
+  if (task.status === "running") return "running";
+  if (task.status === "killed") return "killed";
+  return task.signal ? `exited (killed by signal ${task.signal})` : `exited with code ${task.exitCode}`;
+}
+
+function taskMeta(task: BackgroundTask): Record<string, unknown> {
+  return { taskId: task.id, status: task.status, exitCode: task.exitCode, signal: task.signal };
+}
+
+function unknownTask(tasks: BackgroundTasks, ctx: ToolContext, id: string): ToolResult {
+  const known = tasks.list(ctx.sessionId).map((t) => t.id);
+  return fail(
+    "not_found",
+    `No background task "${id}" in this session${known.length ? ` (known: ${known.join(", ")})` : ""}.`,
+    'Use the task id bash returned when started with "run_in_background": true.',
+  );
+}
+
+/** New output since the last read, optionally filtered by line, capped like bash's output. */
+function readTask(task: BackgroundTask, filter: RegExp | undefined, maxChars: number): string {
+  const { text, dropped } = task.read();
+  let body = text;
+  if (filter && body)
+    body = body
+      .split("\n")
+      .filter((line) => filter.test(line.slice(0, MAX_FILTERED_LINE)))
+      .join("\n");
+  const capped = capOutput(body, maxChars).text;
+  const parts: string[] = [];
+  if (dropped) parts.push(`[${dropped} characters of older unread output were dropped]`);
+  parts.push(capped || (filter ? "(no new output matching the filter)" : "(no new output)"));
+  return parts.join("\n");
+}
+
+export function createBashOutputTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
+  return {
+    name: "bash_output",
+    description:
+      "Returns the new output of a background task started by bash since the last call, and its status " +
+      '(running, or exited with its code). "filter" keeps only lines matching a regular expression (the other ' +
+      'new lines are discarded). "wait" waits up to that many seconds for new output or for the task to end.',
+    readOnly: true,
+    parameters: T.Object({
+      task_id: T.String({ minLength: 1, description: 'The id bash returned, e.g. "bg-1".' }),
+      filter: T.Optional(
+        T.String({ description: "A JavaScript regular expression; only matching lines are returned." }),
+      ),
+      wait: T.Optional(
+        T.Number({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: "Seconds to wait for new output (default 0)." }),
+      ),
+    }),
+    execute: guarded("bash_output", async (args, ctx) => {
+      const id = taskIdArg(args);
+      let filter: RegExp | undefined;
+      if (args.filter !== undefined && args.filter !== null && args.filter !== "") {
+        if (typeof args.filter !== "string") throw new ArgError('"filter" must be a string.');
+        if (args.filter.length > MAX_FILTER_CHARS)
+          throw new ArgError(`"filter" is longer than ${MAX_FILTER_CHARS} characters.`);
+        // The filter runs on the daemon's event loop: refuse the classic catastrophic-backtracking shape.
+        if (NESTED_QUANTIFIER.test(args.filter)) {
+          throw new ArgError('"filter" repeats a group that itself repeats (like (a+)+); simplify the expression.');
+        }
+        try {
+          filter = new RegExp(args.filter);
+        } catch (err) {
+          throw new ArgError(`"filter" is not a valid regular expression: ${(err as Error).message}`);
+        }
+      }
+      const wait = secondsArg(args, "wait", MAX_WAIT_SECONDS) ?? 0;
+      const task = tasks.get(ctx.sessionId, id);
+      if (!task) return unknownTask(tasks, ctx, id);
+      await task.waitForChange(wait * 1000, ctx.signal);
+      const body = readTask(task, filter, limits.maxOutputChars);
+      return { content: `Task ${task.id}: ${describeStatus(task)}\n${body}`, meta: taskMeta(task) };
+    }),
+  };
+}
+
+export function createBashKillTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
+  return {
+    name: "bash_kill",
+    description: "Stops a background task started by bash, with every process it started (SIGTERM, then SIGKILL).",
+    parameters: T.Object({
+      task_id: T.String({ minLength: 1, description: 'The id bash returned, e.g. "bg-1".' }),
+    }),
+    execute: guarded("bash_kill", async (args, ctx) => {
+      const id = taskIdArg(args);
+      const task = tasks.get(ctx.sessionId, id);
+      if (!task) return unknownTask(tasks, ctx, id);
+      if (task.status !== "running") {
+        const body = readTask(task, undefined, limits.maxOutputChars);
+        const state = task.status === "killed" ? "was already killed" : `had already ${describeStatus(task)}`;
+        return { content: `Task ${task.id} ${state}; nothing to kill.\n${body}`, meta: taskMeta(task) };
+      }
+      await tasks.kill(task);
+      const body = readTask(task, undefined, limits.maxOutputChars);
+      return {
+        content: `Task ${task.id} was killed with every process it started.\nLast output:\n${body}`,
+        meta: taskMeta(task),
+      };
+    }),
+  };
+}
