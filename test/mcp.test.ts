@@ -33,6 +33,7 @@ import mcpPlugin, {
 import { mapCallResult } from "../plugins/mcp/results.js";
 import { ToolNames, toolName } from "../plugins/mcp/tool-names.js";
 import { createFixtureServer, PIXEL_PNG } from "./fixtures/mcp-server.js";
+import { makeToolContext } from "./support/plugin-harness.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 
@@ -41,18 +42,7 @@ function stdio(extra: Record<string, unknown> = {}): Record<string, unknown> {
 }
 
 function toolCtx(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return {
-    sessionId: "s1",
-    cwd: process.cwd(),
-    toolCallId: "call-1",
-    mode: "build",
-    plansDir: tmpdir(),
-    permissionMode: "default",
-    signal,
-    emit() {},
-    confirm: async () => true,
-    ask: async () => [],
-  };
+  return makeToolContext({ sessionId: "s1", cwd: process.cwd(), signal });
 }
 
 interface Harness {

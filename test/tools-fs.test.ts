@@ -6,14 +6,13 @@ import path from "node:path";
 import { expect } from "chai";
 import fc from "fast-check";
 import {
-  type PluginContext,
-  silentLogger,
   type ToolContext,
   type ToolDefinition,
   type ToolResult,
 } from "../core/index.js";
 import fsPlugin, { createFsTools, type FsTools } from "../plugins/tools-fs/index.js";
 import { fsFailure } from "../plugins/tools-fs/result.js";
+import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
 
 const PNG = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
@@ -51,19 +50,7 @@ function writeBigFile(file: string): void {
 }
 
 function ctxFor(cwd: string, over: Partial<ToolContext> = {}): ToolContext {
-  return {
-    sessionId: "s-fs",
-    cwd,
-    toolCallId: "call-1",
-    mode: "build",
-    plansDir: path.join(cwd, ".agentd", "plans", "s-fs"),
-    permissionMode: "default",
-    signal: new AbortController().signal,
-    emit: () => {},
-    confirm: async () => true,
-    ask: async () => [],
-    ...over,
-  };
+  return makeToolContext({ sessionId: "s-fs", cwd, ...over });
 }
 
 function errorOf(result: ToolResult) {
@@ -166,36 +153,7 @@ describe("tools-fs", function () {
 
   describe("plugin", () => {
     it("registers the six tools, with read/ls/glob/grep read-only and write/edit not", () => {
-      const added: ToolDefinition[] = [];
-      const none = { add: () => ({ dispose() {} }) };
-      const pctx: PluginContext = {
-        id: "tools-fs",
-        manifest: fsPlugin.manifest,
-        log: silentLogger,
-        options: {},
-        home: tmp,
-        dataDir: () => tmp,
-        routes: none,
-        tools: {
-          add: (t) => {
-            added.push(t);
-            return { dispose() {} };
-          },
-        },
-        personas: none,
-        themes: none,
-        commands: none,
-        providers: none,
-        services: {
-          provide: () => ({ dispose() {} }),
-          provideClass: () => ({ dispose() {} }),
-          get: () => undefined as never,
-          tryGet: () => undefined,
-        },
-        events: { on: () => ({ dispose() {} }) },
-        onDispose: () => {},
-      };
-      fsPlugin.register(pctx);
+      const { tools: added } = registerPlugin(fsPlugin, { home: tmp });
       expect(fsPlugin.manifest.id).to.equal("tools-fs");
       const flags = Object.fromEntries(added.map((t) => [t.name, t.readOnly === true]));
       expect(flags).to.deep.equal({ read: true, write: false, edit: false, ls: true, glob: true, grep: true });

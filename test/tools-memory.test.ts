@@ -1,14 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
   type MessageHit,
-  type PluginContext,
   type SessionRecord,
   type SessionStore,
   SessionStoreToken,
-  silentLogger,
   type ToolContext,
   type ToolDefinition,
   type ToolResult,
@@ -19,24 +17,13 @@ import memoryPlugin, {
   MemoryStore,
   toFtsQuery,
 } from "../plugins/tools-memory/index.js";
+import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
 
 const PROJECT = "/work/project-a";
 const OTHER = "/work/project-b";
 
 function toolCtx(overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
-    sessionId: "current",
-    cwd: PROJECT,
-    toolCallId: "call-1",
-    mode: "build",
-    plansDir: `${PROJECT}/.agentd/plans/current`,
-    permissionMode: "default",
-    signal: new AbortController().signal,
-    emit: () => {},
-    confirm: async () => true,
-    ask: async () => [],
-    ...overrides,
-  };
+  return makeToolContext({ sessionId: "current", cwd: PROJECT, ...overrides });
 }
 
 function ok(result: ToolResult): string {
@@ -286,46 +273,14 @@ describe("tools-memory: plugin", () => {
   it("declares its needs, adds both read-only tools and opens the database only on first use", async () => {
     const home = mkdtempSync(join(tmpdir(), "agentd-memory-plugin-"));
     const dataDir = join(home, "plugins-data", "tools-memory");
-    const tools: ToolDefinition[] = [];
-    const disposers: Array<() => void> = [];
     const store: Pick<SessionStore, "searchMessages"> = { searchMessages: () => [] };
-    const none = { add: () => ({ dispose() {} }) };
-    const ctx: PluginContext = {
-      id: "tools-memory",
-      manifest: memoryPlugin.manifest,
-      log: silentLogger,
-      options: {},
-      home,
-      // Like the host's: created on first use.
-      dataDir: () => {
-        mkdirSync(dataDir, { recursive: true });
-        return dataDir;
-      },
-      routes: none,
-      tools: {
-        add: (t) => {
-          tools.push(t);
-          return { dispose() {} };
-        },
-      },
-      personas: none,
-      themes: none,
-      commands: none,
-      providers: none,
-      services: {
-        provide: () => ({ dispose() {} }),
-        provideClass: () => ({ dispose() {} }),
-        get: <V>() => store as V,
-        tryGet: <V>(token: { id: string }) => (token.id === SessionStoreToken.id ? (store as V) : undefined),
-      },
-      events: { on: () => ({ dispose() {} }) },
-      onDispose: (d) => void disposers.push(typeof d === "function" ? d : () => d.dispose()),
-    };
+    let harness: ReturnType<typeof registerPlugin> | undefined;
     try {
       expect(memoryPlugin.manifest).to.include({ id: "tools-memory", version: "1.0.0" });
       expect(memoryPlugin.manifest.requires).to.deep.equal(["session-store"]);
       expect(memoryPlugin.manifest.capabilities).to.deep.equal(["fs.write"]);
-      memoryPlugin.register(ctx);
+      harness = registerPlugin(memoryPlugin, { home, services: { [SessionStoreToken.id]: store } });
+      const { tools } = harness;
       expect(tools.map((t) => [t.name, t.readOnly])).to.deep.equal([
         ["memory", true],
         ["session_history", true],
@@ -336,7 +291,7 @@ describe("tools-memory: plugin", () => {
       expect(existsSync(join(dataDir, "memory.db"))).to.equal(true);
       expect(ok(await history.execute({ query: "x" }, toolCtx()))).to.match(/^No messages/);
     } finally {
-      for (const dispose of disposers) dispose();
+      harness?.dispose();
       rmSync(home, { recursive: true, force: true });
     }
   });

@@ -20,6 +20,7 @@ import shellPlugin, {
   type ShellLimits,
 } from "../plugins/tools-shell/index.js";
 import { readProcStat } from "../plugins/tools-shell/process.js";
+import { makeToolContext } from "./support/plugin-harness.js";
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -50,19 +51,7 @@ function waitForFile(file: string): Promise<string> {
 }
 
 function toolCtx(dir: string, over: Partial<ToolContext> = {}): ToolContext {
-  return {
-    sessionId: "s-shell",
-    cwd: dir,
-    toolCallId: "call-1",
-    mode: "build",
-    plansDir: join(dir, ".agentd/plans/s-shell"),
-    permissionMode: "default",
-    signal: new AbortController().signal,
-    emit: () => {},
-    confirm: async () => expect.fail("unexpected confirmation"),
-    ask: async () => [],
-    ...over,
-  };
+  return makeToolContext({ sessionId: "s-shell", cwd: dir, confirm: async () => expect.fail("unexpected confirmation"), ...over });
 }
 
 interface Harness {

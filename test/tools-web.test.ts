@@ -2,10 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import {
-  type PluginContext,
   silentLogger,
   type ToolContext,
-  type ToolDefinition,
   type ToolResult,
 } from "../core/index.js";
 import webPlugin, {
@@ -17,20 +15,10 @@ import webPlugin, {
   type WebSearchRegistry,
   WebSearchRegistryToken,
 } from "../plugins/tools-web/index.js";
+import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
 
 function toolCtx(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return {
-    sessionId: "s-web",
-    cwd: "/tmp",
-    toolCallId: "call-1",
-    mode: "build",
-    plansDir: "/tmp/.agentd/plans/s-web",
-    permissionMode: "default",
-    signal,
-    emit: () => {},
-    confirm: async () => true,
-    ask: async () => [],
-  };
+  return makeToolContext({ sessionId: "s-web", cwd: "/tmp", signal });
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -355,41 +343,9 @@ describe("tools-web: web_search", () => {
 
 describe("tools-web: plugin registration", () => {
   function register(options: Record<string, unknown>) {
-    const tools: ToolDefinition[] = [];
-    const services = new Map<string, unknown>();
     const warnings: string[] = [];
-    const none = { add: () => ({ dispose() {} }) };
-    const ctx: PluginContext = {
-      id: "tools-web",
-      manifest: webPlugin.manifest,
-      log: { ...silentLogger, warn: (msg: object | string) => void warnings.push(String(msg)) },
-      options,
-      home: "/tmp",
-      dataDir: () => "/tmp",
-      routes: none,
-      tools: {
-        add: (t) => {
-          tools.push(t);
-          return { dispose() {} };
-        },
-      },
-      personas: none,
-      themes: none,
-      commands: none,
-      providers: none,
-      services: {
-        provide: (token, value) => {
-          services.set(token.id, value);
-          return { dispose() {} };
-        },
-        provideClass: () => ({ dispose() {} }),
-        get: <V>(token: { id: string }) => services.get(token.id) as V,
-        tryGet: <V>(token: { id: string }) => services.get(token.id) as V | undefined,
-      },
-      events: { on: () => ({ dispose() {} }) },
-      onDispose: () => {},
-    };
-    webPlugin.register(ctx);
+    const log = { ...silentLogger, warn: (msg: object | string) => void warnings.push(String(msg)) };
+    const { tools, services } = registerPlugin(webPlugin, { options, log });
     return { tools, registry: services.get(WebSearchRegistryToken.id) as WebSearchRegistry, warnings };
   }
 
