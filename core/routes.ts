@@ -73,6 +73,11 @@ export interface RouteDefinition<
   tags?: string[];
   /** `public` needs the plugin capability `routes.public`; every other route requires auth. */
   auth?: "required" | "public";
+  /**
+   * A browser page rather than an API resource (e.g. the public share page): mounted at the site root instead of
+   * under `/api/v1`, and left out of the OpenAPI document. Built-in plugins only.
+   */
+  page?: boolean;
   params?: P;
   query?: Q;
   body?: B;

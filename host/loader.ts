@@ -251,6 +251,7 @@ export class PluginHost {
       routes: point(deps.registries.routes, (route) => {
         if (route.auth === "public") needCap("routes.public", `public route ${route.path}`);
         if (!thirdParty) return route;
+        if (route.page) throw new Error(`route ${route.path}: only built-in plugins may serve pages outside /api/v1`);
         const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
         return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
       }),

@@ -8,11 +8,15 @@ import personas from "./personas/index.js";
 import project from "./project/index.js";
 import providerOpenai from "./provider-openai/index.js";
 import sessions from "./sessions/index.js";
+import settings from "./settings/index.js";
+import share from "./share/index.js";
+import ssh from "./ssh/index.js";
 import storageSqlite from "./storage-sqlite/index.js";
+import themes from "./themes/index.js";
 import toolsFs from "./tools-fs/index.js";
 import toolsMemory from "./tools-memory/index.js";
 import toolsShell from "./tools-shell/index.js";
 import toolsWeb from "./tools-web/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [storageSqlite, project, personas, sessions, providerOpenai, agent, toolsFs, toolsShell, toolsMemory, toolsWeb, mcp, commands, files, git];
+export const builtinPlugins: Plugin[] = [storageSqlite, project, personas, sessions, providerOpenai, agent, toolsFs, toolsShell, toolsMemory, toolsWeb, mcp, commands, files, git, settings, themes, ssh, share];

@@ -17,21 +17,6 @@ function specOperations(): string[] {
   return [...ops].sort();
 }
 
-/**
- * Operations of the contract not served yet (issue 5: catalogs, files, git, slash commands). This list only shrinks;
- * the test fails when an operation listed here starts being served, so it cannot go stale.
- */
-const PENDING = new Set([
-  "GET /api/v1/config",
-  "GET /api/v1/sessions/{id}/reasoning-options",
-  "GET /api/v1/settings/appearance",
-  "GET /api/v1/settings/reasoning-options",
-  "GET /api/v1/themes",
-  "POST /api/v1/settings/appearance",
-  "POST /api/v1/ssh/add",
-  "POST /api/v1/ssh/key",
-]);
-
 describe("OpenAPI document", () => {
   // biome-ignore lint/suspicious/noExplicitAny: a JSON document
   let doc: any;
@@ -55,10 +40,8 @@ describe("OpenAPI document", () => {
     for (const [path, ops] of Object.entries(doc.paths as Record<string, object>)) {
       for (const method of Object.keys(ops)) served.add(`${method.toUpperCase()} ${path}`);
     }
-    const missing = wanted.filter((op) => !served.has(op) && !PENDING.has(op));
+    const missing = wanted.filter((op) => !served.has(op));
     expect(missing, `missing operations:\n${missing.join("\n")}`).to.deep.equal([]);
-    const stale = [...PENDING].filter((op) => served.has(op));
-    expect(stale, "served now: remove from PENDING").to.deep.equal([]);
   });
 
   it("documents 401 on protected operations and nothing on the public one", () => {

@@ -31,7 +31,7 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
   hoist(ErrorSchema);
 
   const paths: Record<string, Record<string, Json>> = {};
-  const sorted = [...routes].sort((a, b) => a.item.path.localeCompare(b.item.path) || a.item.method.localeCompare(b.item.method));
+  const sorted = routes.filter((r) => !r.item.page).sort((a, b) => a.item.path.localeCompare(b.item.path) || a.item.method.localeCompare(b.item.method));
   for (const { owner, item: r } of sorted) {
     const op: Json = { operationId: r.operationId, summary: r.summary, tags: r.tags ?? [owner], "x-agentd-plugin": owner };
     if (r.description) op.description = r.description;

@@ -129,7 +129,7 @@ function buildRouter(opts: HttpOptions): express.Router {
     const compiled = compileRoute(route, opts.validateResponses);
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
-    router[method](API_PREFIX + route.path, async (req: Request, res: Response, next: NextFunction) => {
+    router[method]((route.page ? "" : API_PREFIX) + route.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
         await handle(route, compiled, parse, opts, req, res);
       } catch (err) {

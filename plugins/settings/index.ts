@@ -1,0 +1,221 @@
+import { join } from "node:path";
+import {
+  type DaemonSettings,
+  definePlugin,
+  defineRoute,
+  RouteRegistryToken,
+  SessionIdParams,
+  SessionServiceToken,
+  SettingsToken,
+  type Static,
+  T,
+  ThemeRegistryToken,
+  ToolRegistryToken,
+} from "../../core/index.js";
+import { AppearanceStore } from "./appearance.js";
+import { DIALECTS, type Dialect, detectDialect, reasoningOptionsFor } from "./reasoning.js";
+
+export { type Appearance, DEFAULT_APPEARANCE } from "./appearance.js";
+export { DIALECTS, type Dialect, detectDialect, type ReasoningOptions, reasoningOptionsFor } from "./reasoning.js";
+
+export const SettingsOptionsSchema = T.Object(
+  {
+    theme: T.Optional(T.String({ minLength: 1, description: 'Theme id /config suggests to clients (default "dark")' })),
+    reasoningFormat: T.Optional(
+      T.Unsafe<Dialect | "auto">({
+        type: "string",
+        enum: ["auto", ...DIALECTS],
+        description: "Reasoning dialect of the provider; auto (default) detects it from the base URL host",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type SettingsOptions = Static<typeof SettingsOptionsSchema>;
+
+const AppearanceSchema = T.Object({ showReasoning: T.Boolean() }, { title: "Appearance" });
+const AppearanceUpdate = T.Object(
+  { showReasoning: T.Boolean({ description: "Show the model's reasoning in transcripts" }) },
+  { title: "AppearanceUpdate", additionalProperties: false },
+);
+
+const ReasoningOptionsSchema = T.Object(
+  {
+    options: T.Array(T.Object({ value: T.String(), label: T.String() }), {
+      description: "Choices for the model, in order; empty when the model has no reasoning control",
+    }),
+    model: T.String(),
+    dialect: T.String({ description: `How the endpoint spells reasoning: ${DIALECTS.join(", ")}` }),
+    kind: T.Union([T.Literal("effort"), T.Literal("toggle"), T.Literal("none")]),
+    default: T.Union([T.String(), T.Null()]),
+    current: T.Optional(T.String({ description: "The session's chosen value, when one was set" })),
+  },
+  { title: "ReasoningOptions" },
+);
+
+const ClientConfigSchema = T.Object(
+  {
+    version: T.String({ description: "Daemon version" }),
+    apiVersion: T.String(),
+    model: T.String({ description: "Default model of new sessions" }),
+    persona: T.String({ description: "Default persona of new sessions" }),
+    quickSessionPersona: T.String(),
+    cwd: T.String({ description: "Default working directory of new sessions" }),
+    theme: T.Union([T.String(), T.Null()], { description: "Suggested theme id" }),
+    baseURL: T.Union([T.String(), T.Null()], {
+      description: "Provider endpoint without credentials, query or fragment; null when unset",
+    }),
+    providerConfigured: T.Boolean(),
+    hasApiKey: T.Boolean({ description: "Whether a provider API key is set (the key itself is never exposed)" }),
+    reasoningDialect: T.String(),
+    memoryEnabled: T.Boolean(),
+    showReasoning: T.Boolean(),
+    features: T.Object({
+      memory: T.Boolean(),
+      web: T.Boolean(),
+      shell: T.Boolean(),
+      ssh: T.Boolean(),
+      subagents: T.Boolean(),
+      mcp: T.Boolean(),
+      share: T.Boolean(),
+    }),
+  },
+  { title: "ClientConfig" },
+);
+
+/** An endpoint URL without what may carry a secret (user:password@, ?key=, #...). */
+export function publicBaseUrl(raw: string | undefined): string | null {
+  if (!raw) return null;
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Client-facing configuration, appearance settings and reasoning options. */
+export default definePlugin({
+  manifest: {
+    id: "settings",
+    version: "1.0.0",
+    description: "GET /config, appearance settings, reasoning options per model and provider dialect",
+    requires: ["session-store"],
+    configSchema: SettingsOptionsSchema,
+  },
+  register(ctx) {
+    const options = ctx.options as SettingsOptions;
+    const settings = (): DaemonSettings => ctx.services.get(SettingsToken);
+    const appearance = new AppearanceStore(() => join(ctx.dataDir(), "appearance.json"), ctx.log);
+    const dialect = (): Dialect =>
+      !options.reasoningFormat || options.reasoningFormat === "auto"
+        ? detectDialect(settings().provider.baseURL)
+        : options.reasoningFormat;
+    const defaultModel = () => settings().provider.model ?? "default";
+
+    const theme = (): string | null => {
+      const themes = ctx.services.get(ThemeRegistryToken);
+      const wanted = options.theme ?? "dark";
+      if (themes.has(wanted)) return wanted;
+      return themes.list()[0]?.id ?? null;
+    };
+
+    const features = () => {
+      const tools = ctx.services.get(ToolRegistryToken);
+      const routes = ctx.services.get(RouteRegistryToken);
+      return {
+        memory: tools.has("memory"),
+        web: tools.has("web_fetch") || tools.has("web_search"),
+        shell: tools.has("bash"),
+        ssh: tools.has("ssh"),
+        subagents: tools.has("task"),
+        mcp: routes.has("GET /mcp/servers"),
+        share: routes.has("GET /shared/:token"),
+      };
+    };
+
+    const tags = ["settings"];
+    const routes = [
+      defineRoute({
+        method: "GET",
+        path: "/config",
+        operationId: "getConfig",
+        summary: "Safe client configuration: defaults, version and features (never keys or tokens)",
+        tags,
+        responses: { 200: ClientConfigSchema },
+        handler: () => {
+          const s = settings();
+          const f = features();
+          return {
+            body: {
+              version: s.version,
+              apiVersion: "1.0.0",
+              model: defaultModel(),
+              persona: s.defaultPersona,
+              quickSessionPersona: s.defaultPersona,
+              cwd: s.defaultCwd,
+              theme: theme(),
+              baseURL: publicBaseUrl(s.provider.baseURL),
+              providerConfigured: Boolean(s.provider.baseURL || s.provider.apiKey),
+              hasApiKey: Boolean(s.provider.apiKey),
+              reasoningDialect: dialect(),
+              memoryEnabled: f.memory,
+              showReasoning: appearance.get().showReasoning,
+              features: f,
+            },
+          };
+        },
+      }),
+      defineRoute({
+        method: "GET",
+        path: "/settings/appearance",
+        operationId: "getAppearance",
+        summary: "Appearance settings shared by every client",
+        tags,
+        responses: { 200: AppearanceSchema },
+        handler: () => ({ body: appearance.get() }),
+      }),
+      defineRoute({
+        method: "POST",
+        path: "/settings/appearance",
+        operationId: "setAppearance",
+        summary: "Change appearance settings (persisted in the daemon home)",
+        tags,
+        body: AppearanceUpdate,
+        bodyLimit: 4096,
+        responses: {
+          200: T.Object({ ok: T.Literal(true), showReasoning: T.Boolean() }, { title: "AppearanceUpdated" }),
+        },
+        handler: ({ body }) => ({
+          body: { ok: true as const, ...appearance.set({ showReasoning: body.showReasoning }) },
+        }),
+      }),
+      defineRoute({
+        method: "GET",
+        path: "/settings/reasoning-options",
+        operationId: "getReasoningOptions",
+        summary: "Reasoning choices for the default model on the configured provider",
+        tags,
+        responses: { 200: ReasoningOptionsSchema },
+        handler: () => ({ body: reasoningOptionsFor(defaultModel(), dialect()) }),
+      }),
+      defineRoute({
+        method: "GET",
+        path: "/sessions/:id/reasoning-options",
+        operationId: "getSessionReasoningOptions",
+        summary: "Reasoning choices for the session's model, with its current choice",
+        tags: ["sessions"],
+        params: SessionIdParams,
+        responses: { 200: ReasoningOptionsSchema },
+        handler: ({ params }) => {
+          const rec = ctx.services.get(SessionServiceToken).require(params.id);
+          const body: Static<typeof ReasoningOptionsSchema> = reasoningOptionsFor(rec.model, dialect());
+          const current = rec.meta.reasoningEffort;
+          if (typeof current === "string" && current) body.current = current;
+          return { body };
+        },
+      }),
+    ];
+    for (const r of routes) ctx.routes.add(r);
+  },
+});

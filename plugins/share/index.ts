@@ -1,0 +1,98 @@
+import { homedir } from "node:os";
+import {
+  ApiError,
+  definePlugin,
+  defineRoute,
+  PersonaRegistryToken,
+  SessionStoreToken,
+  type Static,
+  T,
+  toDisplayMessages,
+} from "../../core/index.js";
+import { renderSharePage, SHARE_CSP } from "./page.js";
+
+export { escapeHtml, renderSharePage, SHARE_CSP } from "./page.js";
+
+export const ShareOptionsSchema = T.Object(
+  {
+    toolResults: T.Optional(
+      T.Boolean({ description: "Show tool results (file contents, command output) on shared pages (default true)" }),
+    ),
+    maxTurns: T.Optional(
+      T.Integer({ minimum: 1, maximum: 100_000, description: "Most recent user turns shown (default 500)" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type ShareOptions = Static<typeof ShareOptionsSchema>;
+
+/** Replaces the session directory and the user's home in shown text, so a shared page does not map the machine. */
+export function pathRedactor(cwd: string, home: string = homedir()): (s: string) => string {
+  const pairs: Array<[string, string]> = [];
+  if (cwd.length > 1) pairs.push([cwd, "<project>"]);
+  if (home.length > 1 && home !== cwd) pairs.push([home, "~"]);
+  return (s) => {
+    let out = s;
+    for (const [from, to] of pairs) out = out.split(from).join(to);
+    return out;
+  };
+}
+
+/**
+ * The public, read-only page of a shared session (`POST /sessions/{id}/share` creates the link). No auth: the
+ * unguessable token is the credential, and revoking it makes the page 404 at once.
+ */
+export default definePlugin({
+  manifest: {
+    id: "share",
+    version: "1.0.0",
+    description: "Public read-only HTML page of shared sessions (GET /shared/{token})",
+    requires: ["session-store"],
+    capabilities: ["routes.public"],
+    configSchema: ShareOptionsSchema,
+  },
+  register(ctx) {
+    const options = ctx.options as ShareOptions;
+    ctx.routes.add(
+      defineRoute({
+        method: "GET",
+        path: "/shared/:token",
+        page: true,
+        operationId: "getSharedSessionPage",
+        summary: "The read-only HTML page of a shared session (no authentication; 404 once revoked)",
+        description:
+          "Browser transport rather than an API resource: a self-contained page without scripts under a strict " +
+          "Content-Security-Policy. System prompts are not shown and local paths are shortened.",
+        tags: ["share"],
+        auth: "public",
+        params: T.Object({ token: T.String({ pattern: "^[A-Za-z0-9_-]{16,128}$", description: "The share token" }) }),
+        responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
+        handler: ({ params }) => {
+          const store = ctx.services.get(SessionStoreToken);
+          const rec = store.findByShareToken(params.token);
+          if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
+          const page = store.historyPage(rec.id, options.maxTurns ?? 500);
+          // The image URLs this yields are only keys for inlining; the page never links to the API.
+          const messages = toDisplayMessages(page.messages, rec.id, "/api/v1");
+          const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;
+          const html = renderSharePage({
+            title: rec.title || "Shared session",
+            persona,
+            model: rec.model,
+            createdAt: rec.createdAt,
+            updatedAt: rec.updatedAt,
+            messages,
+            rows: page.messages,
+            hasMoreHistory: page.hasMoreHistory,
+            toolResults: options.toolResults ?? true,
+            redact: pathRedactor(rec.cwd),
+          });
+          return {
+            html,
+            headers: { "Content-Security-Policy": SHARE_CSP, "X-Robots-Tag": "noindex, nofollow" },
+          };
+        },
+      }),
+    );
+  },
+});
