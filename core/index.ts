@@ -19,3 +19,4 @@ export * from "./store.js";
 export * from "./tokens.js";
 export * from "./turns.js";
 export { Type as T, type Static, type TSchema } from "@sinclair/typebox";
+export * from "./reasoning.js";

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { Provider, ProviderDelta, ProviderRequest } from "../core/index.js";
+import { type Provider, type ProviderDelta, type ProviderRequest, reasoningRequestFields } from "../core/index.js";
 import { ModelCache } from "../plugins/provider-openai/model-cache.js";
 import { createOpenAIProvider, mapChunk, type OpenAIProviderOptions } from "../plugins/provider-openai/provider.js";
 import { verifyProvider } from "../plugins/provider-openai/verify.js";
@@ -87,6 +87,25 @@ describe("provider-openai", () => {
       await drain(provider, request({ reasoningEffort: "off" }));
       expect(fake.requests[0]?.reasoning_effort).to.equal("high");
       expect(fake.requests[1]).not.to.have.property("reasoning_effort");
+      expect(fake.requests[1]).not.to.have.property("chat_template_kwargs");
+    });
+
+    it("spells the thinking switch of hybrid models the way the serving stack reads it", async () => {
+      // A local OpenAI-compatible server (vLLM, SGLang, llama.cpp) serving Qwen3: chat_template_kwargs.
+      await drain(provider, request({ model: "Qwen/Qwen3-32B", reasoningEffort: "off" }));
+      expect((fake.requests[0] as unknown as Record<string, unknown>).chat_template_kwargs).to.deep.equal({ enable_thinking: false });
+      expect(fake.requests[0]).not.to.have.property("reasoning_effort");
+      // Not a switch model: on/off is not sent at all.
+      await drain(provider, request({ model: "llama-3.1-8b", reasoningEffort: "on" }));
+      expect(Object.keys(fake.requests[1] as object)).to.not.include.members(["chat_template_kwargs", "reasoning_effort"]);
+    });
+
+    it("maps reasoning choices per provider dialect", () => {
+      expect(reasoningRequestFields("on", "qwen")).to.deep.equal({ enable_thinking: true });
+      expect(reasoningRequestFields("off", "zai")).to.deep.equal({ thinking: { type: "disabled" } });
+      expect(reasoningRequestFields("high", "openrouter")).to.deep.equal({ reasoning: { effort: "high" } });
+      expect(reasoningRequestFields("low", "openai")).to.deep.equal({ reasoning_effort: "low" });
+      expect(reasoningRequestFields(undefined, "openai")).to.deep.equal({});
     });
 
     it("maps delta.reasoning (OpenRouter style) like reasoning_content", () => {

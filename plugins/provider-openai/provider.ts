@@ -5,7 +5,17 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { Logger, ModelInfo, Provider, ProviderDelta, ProviderRequest } from "../../core/index.js";
+import {
+  type Dialect,
+  detectDialect,
+  type Logger,
+  type ModelInfo,
+  type Provider,
+  type ProviderDelta,
+  type ProviderRequest,
+  reasoningOptionsFor,
+  reasoningRequestFields,
+} from "../../core/index.js";
 import {
   abortableSleep,
   abortReason,
@@ -76,7 +86,7 @@ export function createOpenAIProvider(
 
   async function* stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderDelta> {
     const { client, baseURL, apiKey, model } = connection();
-    const params = buildParams(req, model);
+    const params = buildParams(req, model, detectDialect(baseURL));
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw abortReason(signal);
       let yielded = false;
@@ -132,7 +142,7 @@ export function createOpenAIProvider(
   };
 }
 
-function buildParams(req: ProviderRequest, defaultModel: string | undefined): ChatCompletionCreateParamsStreaming {
+function buildParams(req: ProviderRequest, defaultModel: string | undefined, dialect: Dialect): ChatCompletionCreateParamsStreaming {
   const model = req.model || defaultModel;
   if (!model) throw new ProviderError("no model configured: set AGENTD_MODEL or provider.model in the config");
   const params: ChatCompletionCreateParamsStreaming = {
@@ -146,8 +156,11 @@ function buildParams(req: ProviderRequest, defaultModel: string | undefined): Ch
     params.tools = req.tools as ChatCompletionTool[];
     params.tool_choice = "auto";
   }
-  if (req.reasoningEffort && req.reasoningEffort !== "off") {
-    params.reasoning_effort = req.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"];
+  // on/off is a switch of hybrid-thinking models only; "off" of an effort-style model means: ask for no reasoning.
+  const choice = req.reasoningEffort;
+  const isSwitch = choice === "on" || choice === "off";
+  if (choice && (!isSwitch || reasoningOptionsFor(model, dialect).kind === "toggle")) {
+    Object.assign(params, reasoningRequestFields(choice, dialect));
   }
   return params;
 }

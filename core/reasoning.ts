@@ -95,3 +95,33 @@ export function reasoningOptionsFor(model: string, dialect: Dialect): ReasoningO
   if (family) return { model, dialect, ...family };
   return { model, dialect, ...none() };
 }
+
+/**
+ * The request fields that carry a reasoning choice (`reasoningEffort` of a provider request) in a dialect: effort
+ * levels as `reasoning_effort` (OpenRouter: `reasoning.effort`); the on/off switch of hybrid models as the field the
+ * serving stack reads (DashScope `enable_thinking`, Z.ai and DeepSeek `thinking.type`, vLLM/SGLang/llama.cpp
+ * `chat_template_kwargs.enable_thinking`). Nothing when no choice was made, so the endpoint's default applies.
+ */
+export function reasoningRequestFields(value: string | undefined, dialect: Dialect): Record<string, unknown> {
+  if (!value) return {};
+  if (value === "on" || value === "off") {
+    const on = value === "on";
+    switch (dialect) {
+      case "qwen":
+        return { enable_thinking: on };
+      case "zai":
+      case "deepseek":
+        return { thinking: { type: on ? "enabled" : "disabled" } };
+      case "openrouter":
+        return { reasoning: { enabled: on } };
+      case "openai":
+      case "xai":
+      case "kimi":
+        return {};
+      default:
+        return { chat_template_kwargs: { enable_thinking: on } };
+    }
+  }
+  if (dialect === "openrouter") return { reasoning: { effort: value } };
+  return { reasoning_effort: value };
+}
