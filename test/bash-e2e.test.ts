@@ -98,12 +98,14 @@ describe("bash through the daemon", function () {
     expect(alive, `sleep ${pid} still running`).to.equal(false);
   });
 
-  it("plan mode allows read-only commands and refuses writes with a clear reason", async () => {
+  it("plan mode allows read-only commands and plan files, and refuses other writes with a clear reason", async () => {
     await d.post(`/sessions/${id}/mode`, { mode: "plan" });
     fake.script(
       tools([
         { name: "bash", args: { command: "ls -la | wc -l" }, id: "p1" },
         { name: "bash", args: { command: "echo hi > out.txt" }, id: "p2" },
+        { name: "write", args: { path: "src/main.ts", content: "x" }, id: "p3" },
+        { name: "write", args: { path: `.agentd/plans/${id}/plan.md`, content: "# Plan\n- [ ] step" }, id: "p4" },
       ]),
       text("planned"),
     );
@@ -114,5 +116,10 @@ describe("bash through the daemon", function () {
     expect(ends.p2.result.error.code).to.equal("permission_denied");
     expect(ends.p2.result.content).to.match(/redirect/i);
     expect(existsSync(join(cwd, "out.txt"))).to.equal(false);
+    expect(ends.p3.result.error.code).to.equal("permission_denied");
+    expect(ends.p3.result.content).to.match(/plan/i);
+    expect(existsSync(join(cwd, "src", "main.ts"))).to.equal(false);
+    expect(ends.p4.status).to.equal("ok");
+    expect(readFileSync(join(cwd, ".agentd", "plans", id, "plan.md"), "utf8")).to.include("- [ ] step");
   });
 });
