@@ -1,5 +1,5 @@
-import { type Disposable, toDisposable } from "./disposable.js";
 import type { ToolResult } from "./contributions.js";
+import { type Disposable, toDisposable } from "./disposable.js";
 import type { Logger } from "./logger.js";
 import type { SessionSummary } from "./session-types.js";
 

@@ -1,4 +1,6 @@
 /** The agentd plugin SDK and domain. Plugins import from here only. */
+
+export { type Static, type TSchema, Type as T } from "@sinclair/typebox";
 export * from "./agent/index.js";
 export * from "./contributions.js";
 export * from "./display.js";
@@ -9,8 +11,9 @@ export * from "./events.js";
 export * from "./logger.js";
 export * from "./plugin.js";
 export * from "./project.js";
-export * from "./registry.js";
+export * from "./reasoning.js";
 export * from "./registries.js";
+export * from "./registry.js";
 export * from "./routes.js";
 export * from "./schemas.js";
 export * from "./session-types.js";
@@ -18,5 +21,3 @@ export * from "./sessions.js";
 export * from "./store.js";
 export * from "./tokens.js";
 export * from "./turns.js";
-export { Type as T, type Static, type TSchema } from "@sinclair/typebox";
-export * from "./reasoning.js";

@@ -64,7 +64,9 @@ export interface SessionView {
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function newSessionId(): string {
-  const rand = BigInt(`0x${randomBytes(6).toString("hex")}`).toString(36).padStart(9, "0");
+  const rand = BigInt(`0x${randomBytes(6).toString("hex")}`)
+    .toString(36)
+    .padStart(9, "0");
   return `${Date.now().toString(36)}${rand}`;
 }
 
@@ -296,9 +298,9 @@ export class SessionService {
     this.store.markOutOfContext(id);
     const { compactionSummary: _s, ...meta } = rec.meta;
     this.update(id, { meta });
-    const first = this.store.historyPage(id, Number.MAX_SAFE_INTEGER).messages.find(
-      (m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder,
-    );
+    const first = this.store
+      .historyPage(id, Number.MAX_SAFE_INTEGER)
+      .messages.find((m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder);
     const body: { ok: true; originalTask?: string } = { ok: true };
     if (first && typeof first.content === "string") body.originalTask = first.content;
     this.events.publish(id, { type: "context_cleaned" });

@@ -1,9 +1,4 @@
-import type {
-  NewMessage,
-  SessionRecord,
-  StoredEvent,
-  StoredMessage,
-} from "./session-types.js";
+import type { NewMessage, SessionRecord, StoredEvent, StoredMessage } from "./session-types.js";
 import { createToken } from "./tokens.js";
 
 export interface ListQuery {

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import { type DependencyContainer, container as rootContainer } from "tsyringe";
 import { type Disposable, toDisposable } from "../core/disposable.js";
 import type { ServiceToken } from "../core/tokens.js";
 

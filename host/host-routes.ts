@@ -1,10 +1,10 @@
 import { Type as T } from "@sinclair/typebox";
+import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
 import { SessionIdParams, WebEventSchema } from "../core/schemas.js";
 import type { SessionService } from "../core/sessions.js";
-import type { SessionEventLog } from "../core/event-log.js";
-import type { PluginStatus } from "./loader.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
+import type { PluginStatus } from "./loader.js";
 
 export interface HostInfo {
   pid: number;
@@ -150,4 +150,3 @@ export function hostRoutes(
     }),
   ];
 }
-

@@ -131,7 +131,8 @@ export class PluginHost {
     for (const entry of this.order().reverse()) {
       if (entry.state !== "active") continue;
       try {
-        if (entry.plugin?.stop && entry.ctx) await withTimeout(Promise.resolve(entry.plugin.stop(entry.ctx)), 5000, "stop");
+        if (entry.plugin?.stop && entry.ctx)
+          await withTimeout(Promise.resolve(entry.plugin.stop(entry.ctx)), 5000, "stop");
       } catch (err) {
         this.deps.log.error({ err, plugin: entry.manifest.id }, "plugin stop failed");
       }
@@ -253,7 +254,12 @@ export class PluginHost {
         if (!thirdParty) return route;
         if (route.page) throw new Error(`route ${route.path}: only built-in plugins may serve pages outside /api/v1`);
         const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
-        return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
+        return {
+          ...route,
+          path,
+          operationId: `${camel(id)}_${route.operationId}`,
+          tags: route.tags ?? [`plugin:${id}`],
+        };
       }),
       tools: point(deps.registries.tools),
       personas: point(deps.registries.personas),
@@ -290,7 +296,9 @@ export class PluginHost {
     const validate = this.ajv.compile(m.configSchema);
     if (!validate(copy)) {
       const e = validate.errors?.[0];
-      throw new Error(`pluginOptions.${m.id}${e?.instancePath.replace(/\//g, ".") ?? ""} ${e?.message ?? "is invalid"}`);
+      throw new Error(
+        `pluginOptions.${m.id}${e?.instancePath.replace(/\//g, ".") ?? ""} ${e?.message ?? "is invalid"}`,
+      );
     }
     return copy;
   }

@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { ConfigError, resolveHome } from "./config.js";
 import { type Daemon, DaemonStartError, startDaemon, VERSION } from "./daemon.js";
 import { FatalPluginError } from "./loader.js";
-import { pidAlive, readServerInfo, rotateToken, serverFile, type ServerInfo } from "./state.js";
+import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -65,7 +65,10 @@ async function status(opts: { home?: string; json?: boolean }): Promise<void> {
   const info = readServerInfo(home);
   const alive = info ? await verifiedDaemon(info) : false;
   if (opts.json) {
-    const out = alive && info ? { running: true, pid: info.pid, url: info.url, version: info.version, startedAt: info.startedAt } : { running: false };
+    const out =
+      alive && info
+        ? { running: true, pid: info.pid, url: info.url, version: info.version, startedAt: info.startedAt }
+        : { running: false };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } else if (alive && info) {
     process.stdout.write(`agentd ${info.version} running: pid ${info.pid}, ${info.url}, since ${info.startedAt}\n`);

@@ -19,4 +19,23 @@ import toolsShell from "./tools-shell/index.js";
 import toolsWeb from "./tools-web/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
-export const builtinPlugins: Plugin[] = [storageSqlite, project, personas, sessions, providerOpenai, agent, toolsFs, toolsShell, toolsMemory, toolsWeb, mcp, commands, files, git, settings, themes, ssh, share];
+export const builtinPlugins: Plugin[] = [
+  storageSqlite,
+  project,
+  personas,
+  sessions,
+  providerOpenai,
+  agent,
+  toolsFs,
+  toolsShell,
+  toolsMemory,
+  toolsWeb,
+  mcp,
+  commands,
+  files,
+  git,
+  settings,
+  themes,
+  ssh,
+  share,
+];

@@ -22,7 +22,12 @@ function gatedTool(ran: string[]) {
         parameters: T.Object({ what: T.String() }),
         async execute(args, tc) {
           const allowed = await tc.confirm({ tool: "risky", command: String(args.what), reason: "test gate" });
-          if (!allowed) return { content: "denied", isError: true, error: { code: "permission_denied", retryable: false, suggestedFix: "ask" } };
+          if (!allowed)
+            return {
+              content: "denied",
+              isError: true,
+              error: { code: "permission_denied", retryable: false, suggestedFix: "ask" },
+            };
           ran.push(String(args.what));
           return { content: `ran ${args.what}` };
         },
@@ -124,13 +129,19 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
       await waitEnd();
       expect(sse.ofType("end")[0]?.json.reason).to.equal("aborted");
       expect(ran).to.deep.equal([]);
-      expect(JSON.stringify((await d.get(`/sessions/${id}`)).body)).to.not.include("pendingConfirmations\":[{");
+      expect(JSON.stringify((await d.get(`/sessions/${id}`)).body)).to.not.include('pendingConfirmations":[{');
     });
   });
 
   describe("questions", () => {
     const questions = [
-      { question: "Which database?", options: [{ label: "Postgres", value: "pg" }, { label: "SQLite", value: "sqlite" }] },
+      {
+        question: "Which database?",
+        options: [
+          { label: "Postgres", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
       {
         question: "Which extras?",
         multiSelect: true,
@@ -177,8 +188,19 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
   describe("todos", () => {
     it("emits the todo list and keeps the turn going while items are open, bounded by 3 nudges", async () => {
       await boot();
-      const open = { todos: [{ content: "write tests", status: "in_progress" }, { content: "docs", status: "pending" }] };
-      fake.script(tools([{ name: "todo_write", args: open, id: "t1" }]), text("I am done"), text("really done"), text("still"), text("stop"));
+      const open = {
+        todos: [
+          { content: "write tests", status: "in_progress" },
+          { content: "docs", status: "pending" },
+        ],
+      };
+      fake.script(
+        tools([{ name: "todo_write", args: open, id: "t1" }]),
+        text("I am done"),
+        text("really done"),
+        text("still"),
+        text("stop"),
+      );
       await chat("work");
       await waitEnd();
       expect(sse.ofType("todos_updated")[0]?.json.todos).to.have.length(2);
@@ -219,8 +241,14 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
       expect(m.body).to.deep.include({ ok: true, mode: "plan" });
       const plans = join(d.home, ".agentd", "plans", id);
       mkdirSync(plans, { recursive: true });
-      writeFileSync(join(plans, "plan.md"), "# Plan\n\n## Steps\n- [ ] add the parser\n- [x] read the code\n- [ ] write tests\n");
-      fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]), text("must not be requested"));
+      writeFileSync(
+        join(plans, "plan.md"),
+        "# Plan\n\n## Steps\n- [ ] add the parser\n- [x] read the code\n- [ ] write tests\n",
+      );
+      fake.script(
+        tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]),
+        text("must not be requested"),
+      );
       await chat("plan it");
       await waitEnd();
       const planReq = fake.requests[0] as { tools?: Array<{ function: { name: string } }> };
@@ -261,7 +289,11 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
       const last = fake.requests[1] as Req;
       expect(JSON.stringify(last.messages)).to.not.include("remember 42");
       const view = await d.get(`/sessions/${id}`);
-      expect(view.body.messages.map((x: { content: string }) => x.content)).to.include.members(["remember 42", "first answer", "fresh"]);
+      expect(view.body.messages.map((x: { content: string }) => x.content)).to.include.members([
+        "remember 42",
+        "first answer",
+        "fresh",
+      ]);
       expect((await d.post("/sessions/nope/clean-context")).status).to.equal(404);
     });
   });
@@ -274,7 +306,10 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
         isChild,
         turn({ content: "Found it in src/a.ts:10." }, { usage: { prompt_tokens: 50, completion_tokens: 7 } }),
       );
-      fake.script(tools([{ name: "task", args: { description: "find the bug", prompt: "Where is the bug?" }, id: "k1" }]), text("thanks"));
+      fake.script(
+        tools([{ name: "task", args: { description: "find the bug", prompt: "Where is the bug?" }, id: "k1" }]),
+        text("thanks"),
+      );
       await chat("delegate");
       await waitEnd();
       const child = fake.requests.find(isChild) as { tools?: Array<{ function: { name: string } }> };
@@ -302,7 +337,9 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
       fake.script(tools([{ name: "mcp_fx_echo", args: { text: "ping" }, id: "m1" }]), text("got it"));
       await chat("use mcp");
       await waitEnd();
-      const offered = ((fake.requests[0] as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+      const offered = ((fake.requests[0] as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map(
+        (t) => t.function.name,
+      );
       expect(offered).to.include("mcp_fx_echo");
       const end = sse.ofType("tool_end")[0]?.json;
       expect(end).to.include({ name: "mcp_fx_echo", status: "ok" });

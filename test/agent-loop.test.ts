@@ -35,14 +35,24 @@ function probeTools(spans: Span[], gates: Map<string, Promise<void>>) {
     if (gate) await Promise.race([gate, sleep(60_000, ctx.signal)]);
     else await sleep(Number(args.ms ?? 0), ctx.signal);
     span.end = performance.now();
-    if (ctx.signal.aborted) return { content: "stopped", isError: true, error: { code: "aborted", retryable: false, suggestedFix: "" } };
+    if (ctx.signal.aborted)
+      return { content: "stopped", isError: true, error: { code: "aborted", retryable: false, suggestedFix: "" } };
     return { content: `${name}:${args.label}` };
   };
-  const parameters = T.Object({ label: T.String(), ms: T.Optional(T.Integer({ minimum: 0 })) }, { additionalProperties: false });
+  const parameters = T.Object(
+    { label: T.String(), ms: T.Optional(T.Integer({ minimum: 0 })) },
+    { additionalProperties: false },
+  );
   return definePlugin({
     manifest: { id: "probe-tools", version: "1.0.0", description: "test tools that sleep" },
     register(ctx) {
-      ctx.tools.add({ name: "probe_read", description: "read-only sleeper", readOnly: true, parameters, execute: body("probe_read") });
+      ctx.tools.add({
+        name: "probe_read",
+        description: "read-only sleeper",
+        readOnly: true,
+        parameters,
+        execute: body("probe_read"),
+      });
       ctx.tools.add({ name: "probe_write", description: "mutating sleeper", parameters, execute: body("probe_write") });
       ctx.tools.add({
         name: "probe_fail",
@@ -89,7 +99,14 @@ describe("agent loop (fake provider, real daemon)", function () {
   const waitEnds = (n: number) => sse.waitFor(() => ends().length >= n, 15_000);
 
   it("streams a turn in the spec's order and persists it", async () => {
-    fake.script(turn({ reasoning: "hmm" }, { content: "Hel" }, { content: "lo" }, { usage: { prompt_tokens: 10, completion_tokens: 2 } }));
+    fake.script(
+      turn(
+        { reasoning: "hmm" },
+        { content: "Hel" },
+        { content: "lo" },
+        { usage: { prompt_tokens: 10, completion_tokens: 2 } },
+      ),
+    );
     const res = await chat({ text: "hi" });
     expect(res.status).to.equal(202);
     expect(res.body).to.deep.equal({ ok: true, status: "started" });
@@ -104,7 +121,12 @@ describe("agent loop (fake provider, real daemon)", function () {
     expect(idle).to.be.greaterThan(all.indexOf("end")).and.lessThan(all.indexOf("session_end"));
     expect(all.indexOf("thinking")).to.be.lessThan(all.indexOf("token"));
     expect(all.lastIndexOf("token")).to.be.lessThan(all.indexOf("turn_end"));
-    expect(sse.ofType("token").map((f) => f.json.content ?? f.json.text ?? f.json.delta).join("")).to.equal("Hello");
+    expect(
+      sse
+        .ofType("token")
+        .map((f) => f.json.content ?? f.json.text ?? f.json.delta)
+        .join(""),
+    ).to.equal("Hello");
     expect(ends()).to.have.length(1);
     expect(ends()[0]?.json.reason).to.equal("stop");
     const view = await d.get(`/sessions/${id}`);
@@ -135,7 +157,12 @@ describe("agent loop (fake provider, real daemon)", function () {
     expect(JSON.stringify(live.body.streaming)).to.include("partial");
     // The tool result is already persisted while the turn still runs.
     const tool = live.body.messages.find((m: { toolCalls?: unknown[] }) => m.toolCalls?.length);
-    expect(tool.toolCalls[0]).to.deep.include({ id: "call_1", name: "probe_write", status: "ok", result: "probe_write:a" });
+    expect(tool.toolCalls[0]).to.deep.include({
+      id: "call_1",
+      name: "probe_write",
+      status: "ok",
+      result: "probe_write:a",
+    });
     release();
     await waitEnds(1);
     const second = fake.requests[1] as { messages: Array<{ role: string; tool_call_id?: string; content: unknown }> };
@@ -160,7 +187,12 @@ describe("agent loop (fake provider, real daemon)", function () {
     await chat({ text: "try" });
     await waitEnds(1);
     const codes = Object.fromEntries(sse.ofType("tool_end").map((f) => [f.json.id, f.json.result.error?.code]));
-    expect(codes).to.deep.equal({ c1: "unknown_tool", c2: "invalid_arguments", c3: "invalid_arguments", c4: "execution_failed" });
+    expect(codes).to.deep.equal({
+      c1: "unknown_tool",
+      c2: "invalid_arguments",
+      c3: "invalid_arguments",
+      c4: "execution_failed",
+    });
     for (const f of sse.ofType("tool_end")) {
       expect(f.json.status).to.equal("error");
       expect(f.json.result.error).to.have.keys("code", "retryable", "suggestedFix");
@@ -210,7 +242,11 @@ describe("agent loop (fake provider, real daemon)", function () {
   it("steers a message into the running turn before the next model call", async () => {
     let release!: () => void;
     fake.script(
-      turn({ content: "working" }, { waitFor: new Promise<void>((r) => (release = r)) }, { toolCall: { id: "s1", name: "probe_write", arguments: '{"label":"x"}' } }),
+      turn(
+        { content: "working" },
+        { waitFor: new Promise<void>((r) => (release = r)) },
+        { toolCall: { id: "s1", name: "probe_write", arguments: '{"label":"x"}' } },
+      ),
       text("steered answer"),
     );
     await chat({ text: "start" });
@@ -245,7 +281,12 @@ describe("agent loop (fake provider, real daemon)", function () {
     const second = fake.requests[1] as { messages: Array<{ role: string; content: unknown }> };
     expect(second.messages.filter((m) => m.role === "user").map((m) => m.content)).to.deep.equal(["one", "two"]);
     const view = await d.get(`/sessions/${id}`);
-    expect(view.body.messages.map((m: { content: string }) => m.content)).to.deep.equal(["one", "first", "two", "second"]);
+    expect(view.body.messages.map((m: { content: string }) => m.content)).to.deep.equal([
+      "one",
+      "first",
+      "two",
+      "second",
+    ]);
     // Idle follow-up starts a turn at once.
     const idle = await d.post(`/sessions/${id}/followup`, { message: "three" });
     expect(idle.body.status).to.equal("started");
@@ -392,7 +433,10 @@ describe("agent loop (fake provider, real daemon)", function () {
     expect(JSON.stringify(final.messages)).to.include("SUMMARY: the user pasted words");
     expect(JSON.stringify(final.messages)).to.not.include(big.trim());
     const view = await d.get(`/sessions/${id}`);
-    expect(view.body.messages.map((m: { content: string }) => m.content)).to.include.members(["and now?", "next answer"]);
+    expect(view.body.messages.map((m: { content: string }) => m.content)).to.include.members([
+      "and now?",
+      "next answer",
+    ]);
     expect(JSON.stringify(view.body.messages)).to.include("word word");
   });
 
@@ -413,7 +457,10 @@ describe("agent loop (fake provider, real daemon)", function () {
     fake.script(tokens(500));
     await chat({ text: "count" });
     await waitEnds(1);
-    const streamed = sse.ofType("token").map((f) => f.json.content ?? f.json.text ?? f.json.delta).join("");
+    const streamed = sse
+      .ofType("token")
+      .map((f) => f.json.content ?? f.json.text ?? f.json.delta)
+      .join("");
     const view = await d.get(`/sessions/${id}`);
     expect(view.body.messages[1].content).to.equal(streamed);
     expect(sse.ofType("token")).to.have.length(500);

@@ -13,7 +13,10 @@ describe("agent turns across daemon crashes and shutdowns", function () {
   beforeEach(async () => {
     fake = await startFakeProvider();
     home = makeTempHome();
-    writeFileSync(join(home, "config.json"), JSON.stringify({ provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } }));
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } }),
+    );
   });
   afterEach(async () => {
     await fake.close();

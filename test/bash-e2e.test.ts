@@ -37,6 +37,7 @@ describe("bash through the daemon", function () {
   const ended = () => sse.waitFor((f) => f.json?.type === "end", 20_000);
 
   it("runs a harmless command at once, in the session's directory, without the daemon's secrets", async () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     fake.script(bash("pwd; echo ${OPENAI_API_KEY:-no-key}; exit 3"), text("ok"));
     await run("where am I?");
     await ended();

@@ -11,7 +11,9 @@ const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 
 async function cli(home: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...args], { env: { PATH: process.env.PATH } });
+    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...args], {
+      env: { PATH: process.env.PATH },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -45,7 +45,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
     browseRoot = tempDir("agentd-browse-");
     outside = tempDir("agentd-outside-");
     writeFileSync(join(outside, "secret.txt"), "top secret");
-    const withFiles = builtinPlugins.some((p) => p.manifest.id === "files") ? builtinPlugins : [...builtinPlugins, files];
+    const withFiles = builtinPlugins.some((p) => p.manifest.id === "files")
+      ? builtinPlugins
+      : [...builtinPlugins, files];
     d = await startTestDaemon({
       builtins: withFiles.map(builtinSource),
       env: { AGENTD_MODEL: "test-model" },
@@ -204,7 +206,7 @@ describe("files plugin: session files, attachments, browsing, images", function 
 
   describe("GET /sessions/{id}/fs/download", () => {
     it("sends the bytes as an attachment with an exact file name", async () => {
-      const name = "résumé \"v1\".txt";
+      const name = 'résumé "v1".txt';
       writeFileSync(join(cwd, name), "bytes\u0000here");
       const res = await getBytes(`/sessions/${id}/fs/download?path=${encodeURIComponent(name)}`);
       expect(res.status).to.equal(200);
@@ -316,7 +318,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
     it("gives colliding names a free suffix and never overwrites", async () => {
       const names: string[] = [];
       for (const text of ["one", "two", "three"]) {
-        names.push((await d.post(`/sessions/${id}/inputs/upload`, { name: "a.txt", dataUrl: dataUrl(text) })).body.name);
+        names.push(
+          (await d.post(`/sessions/${id}/inputs/upload`, { name: "a.txt", dataUrl: dataUrl(text) })).body.name,
+        );
       }
       expect(names).to.deep.equal(["a.txt", "a (1).txt", "a (2).txt"]);
       const dir = join(d.home, "inputs", id);
@@ -331,7 +335,10 @@ describe("files plugin: session files, attachments, browsing, images", function 
       const up = await d.post(`/sessions/${id}/inputs/upload`, { name: "../../evil.txt", dataUrl: dataUrl("x") });
       expect(up.body.name).to.equal("evil.txt");
       expect(up.body.path).to.equal(join(d.home, "inputs", id, "evil.txt"));
-      const win = await d.post(`/sessions/${id}/inputs/upload`, { name: "C:\\fakepath\\report.pdf", dataUrl: dataUrl("x") });
+      const win = await d.post(`/sessions/${id}/inputs/upload`, {
+        name: "C:\\fakepath\\report.pdf",
+        dataUrl: dataUrl("x"),
+      });
       expect(win.body.name).to.equal("report.pdf");
       for (const name of ["..", ".", ".env", "dir/", "   "]) {
         const res = await d.post(`/sessions/${id}/inputs/upload`, { name, dataUrl: dataUrl("x") });
@@ -339,7 +346,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
       }
       expect(existsSync(join(d.home, "evil.txt"))).to.equal(false);
       for (const name of ["../x", "..", ".hidden/../x"]) {
-        expect((await d.delete(`/sessions/${id}/inputs?name=${encodeURIComponent(name)}`)).status, name).to.be.oneOf([400, 404]);
+        expect((await d.delete(`/sessions/${id}/inputs?name=${encodeURIComponent(name)}`)).status, name).to.be.oneOf([
+          400, 404,
+        ]);
       }
       expect((await d.delete(`/sessions/${id}/inputs?name=..`)).status).to.equal(400);
       expect((await d.delete(`/sessions/${id}/inputs`)).status).to.equal(400);
@@ -357,19 +366,31 @@ describe("files plugin: session files, attachments, browsing, images", function 
       });
       expect(mime.status).to.equal(400);
       const elf = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(64)]);
-      const sniffed = await d.post(`/sessions/${id}/inputs/upload`, { name: "photo.png", dataUrl: dataUrl(elf, "image/png") });
+      const sniffed = await d.post(`/sessions/${id}/inputs/upload`, {
+        name: "photo.png",
+        dataUrl: dataUrl(elf, "image/png"),
+      });
       expect(sniffed.status).to.equal(400);
       expect(sniffed.body.error).to.match(/ELF/);
       expect((await d.get(`/sessions/${id}/inputs`)).body.entries).to.deep.equal([]);
     });
 
     it("caps the decoded size (413) and rejects malformed data URLs (400)", async () => {
-      const atCap = await d.post(`/sessions/${id}/inputs/upload`, { name: "max.bin.txt", dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD, 65)) });
+      const atCap = await d.post(`/sessions/${id}/inputs/upload`, {
+        name: "max.bin.txt",
+        dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD, 65)),
+      });
       expect(atCap.status).to.equal(200);
-      const over = await d.post(`/sessions/${id}/inputs/upload`, { name: "big.txt", dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD + 1, 65)) });
+      const over = await d.post(`/sessions/${id}/inputs/upload`, {
+        name: "big.txt",
+        dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD + 1, 65)),
+      });
       expect(over.status).to.equal(413);
       expect(over.body.error).to.match(/too large/);
-      const huge = await d.post(`/sessions/${id}/inputs/upload`, { name: "huge.txt", dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD * 2, 65)) });
+      const huge = await d.post(`/sessions/${id}/inputs/upload`, {
+        name: "huge.txt",
+        dataUrl: dataUrl(Buffer.alloc(MAX_UPLOAD * 2, 65)),
+      });
       expect(huge.status).to.equal(413);
       for (const bad of ["hello", "data:text/plain;base64", "data:text/plain;base64,@@@@"]) {
         const res = await d.post(`/sessions/${id}/inputs/upload`, { name: "x.txt", dataUrl: bad });
@@ -378,7 +399,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
       const plain = await d.post(`/sessions/${id}/inputs/upload`, { name: "p.txt", dataUrl: "data:,hello%20world" });
       expect(plain.body).to.include({ size: 11, mimeType: "text/plain" });
       expect((await d.post(`/sessions/${id}/inputs/upload`, { name: "x.txt" })).status).to.equal(400);
-      expect((await d.post("/sessions/nope/inputs/upload", { name: "x.txt", dataUrl: dataUrl("x") })).status).to.equal(404);
+      expect((await d.post("/sessions/nope/inputs/upload", { name: "x.txt", dataUrl: dataUrl("x") })).status).to.equal(
+        404,
+      );
     });
 
     it("removes a session's attachments with the session", async () => {
@@ -432,21 +455,33 @@ describe("files plugin: session files, attachments, browsing, images", function 
       expect(lstatSync(join(browseRoot, "projects", "beta")).isDirectory()).to.equal(true);
       const dflt = await d.post("/browse/mkdir", { name: "top" });
       expect(dflt.body.path).to.equal(join(browseRoot, "top"));
-      expect((await d.post("/browse/mkdir", { path: join(browseRoot, "projects"), name: "beta" })).status).to.equal(409);
+      expect((await d.post("/browse/mkdir", { path: join(browseRoot, "projects"), name: "beta" })).status).to.equal(
+        409,
+      );
       expect((await d.post("/browse/mkdir", { name: "file.txt" })).status).to.equal(409);
-      for (const body of [{ name: "a/b" }, { name: ".." }, { path: outside, name: "x" }, { path: "rel", name: "x" }, {}]) {
+      for (const body of [
+        { name: "a/b" },
+        { name: ".." },
+        { path: outside, name: "x" },
+        { path: "rel", name: "x" },
+        {},
+      ]) {
         expect((await d.post("/browse/mkdir", body)).status, JSON.stringify(body)).to.equal(400);
       }
       expect(existsSync(join(outside, "x"))).to.equal(false);
     });
 
     it("deletes files and empty directories, never a root or a non-empty directory", async () => {
-      expect((await d.delete(`/browse?path=${encodeURIComponent(join(browseRoot, "file.txt"))}`)).body).to.deep.equal({ ok: true });
+      expect((await d.delete(`/browse?path=${encodeURIComponent(join(browseRoot, "file.txt"))}`)).body).to.deep.equal({
+        ok: true,
+      });
       expect(existsSync(join(browseRoot, "file.txt"))).to.equal(false);
       const full = await d.delete(`/browse?path=${encodeURIComponent(join(browseRoot, "projects"))}`);
       expect(full.status).to.equal(409);
       expect(existsSync(join(browseRoot, "projects", "alpha"))).to.equal(true);
-      expect((await d.delete(`/browse?path=${encodeURIComponent(join(browseRoot, "projects", "alpha"))}`)).status).to.equal(200);
+      expect(
+        (await d.delete(`/browse?path=${encodeURIComponent(join(browseRoot, "projects", "alpha"))}`)).status,
+      ).to.equal(200);
       expect(existsSync(join(browseRoot, "projects", "alpha"))).to.equal(false);
       expect((await d.delete(`/browse?path=${encodeURIComponent(browseRoot)}`)).status).to.equal(400);
       expect((await d.delete(`/browse?path=${encodeURIComponent(join(outside, "secret.txt"))}`)).status).to.equal(400);
@@ -466,7 +501,10 @@ describe("files plugin: session files, attachments, browsing, images", function 
       const gif = Buffer.from("GIF89a-fake");
       store.appendMessage(id, {
         role: "user",
-        content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url } }],
+        content: [
+          { type: "text", text: "look" },
+          { type: "image_url", image_url: { url } },
+        ],
       });
       store.appendMessage(id, {
         role: "assistant",
@@ -552,7 +590,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
       pe.writeUInt32LE(0x80, 0x3c);
       pe.write("PE\0\0", 0x80, "latin1");
       expect(executableFormat(pe)).to.equal("PE");
-      expect(executableFormat(Buffer.from("MZ is just text here, nothing more to see, really nothing at all..."))).to.equal(undefined);
+      expect(
+        executableFormat(Buffer.from("MZ is just text here, nothing more to see, really nothing at all...")),
+      ).to.equal(undefined);
     });
   });
 });

@@ -17,7 +17,17 @@ function tempDir(prefix: string): string {
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync(
     "git",
-    ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", ...args],
+    [
+      "-c",
+      "user.name=Test",
+      "-c",
+      "user.email=test@example.com",
+      "-c",
+      "commit.gpgsign=false",
+      "-c",
+      "init.defaultBranch=main",
+      ...args,
+    ],
     { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
   );
 }
@@ -39,7 +49,13 @@ interface DiffFileView {
   deletions: number;
   binary: boolean;
   truncated: boolean;
-  hunks: Array<{ oldStart: number; oldLines: number; newStart: number; newLines: number; lines: Array<{ type: string; content: string }> }>;
+  hunks: Array<{
+    oldStart: number;
+    oldLines: number;
+    newStart: number;
+    newLines: number;
+    lines: Array<{ type: string; content: string }>;
+  }>;
 }
 
 describe("git plugin: git-info and the session diff", function () {
@@ -77,7 +93,13 @@ describe("git plugin: git-info and the session diff", function () {
     const id = await client.createSession({ cwd });
     const res = await client.get(`/sessions/${id}/diff`);
     expect(res.status).to.equal(200);
-    return res.body as { files: DiffFileView[]; groups: Record<string, string[]>; truncated: boolean; noRepo?: true; hasCommits?: boolean };
+    return res.body as {
+      files: DiffFileView[];
+      groups: Record<string, string[]>;
+      truncated: boolean;
+      noRepo?: true;
+      hasCommits?: boolean;
+    };
   };
   const file = (diff: { files: DiffFileView[] }, p: string) => {
     const f = diff.files.find((x) => x.path === p);
@@ -149,7 +171,10 @@ describe("git plugin: git-info and the session diff", function () {
       const plain = join(root, `plain-${Math.random().toString(36).slice(2)}`);
       mkdirSync(plain);
       try {
-        expect((await d.get(`/git-info?cwd=${encodeURIComponent(plain)}`)).body).to.deep.equal({ isGit: false, cwd: plain });
+        expect((await d.get(`/git-info?cwd=${encodeURIComponent(plain)}`)).body).to.deep.equal({
+          isGit: false,
+          cwd: plain,
+        });
       } finally {
         rmSync(plain, { recursive: true });
       }
@@ -223,7 +248,17 @@ describe("git plugin: git-info and the session diff", function () {
       const untracked = file(diff, "untracked.txt");
       expect(untracked).to.include({ status: "untracked", additions: 2 });
       expect(untracked.hunks).to.deep.equal([
-        { oldStart: 0, oldLines: 0, newStart: 1, newLines: 2, header: "", lines: [{ type: "+", content: "u1" }, { type: "+", content: "u2" }] },
+        {
+          oldStart: 0,
+          oldLines: 0,
+          newStart: 1,
+          newLines: 2,
+          header: "",
+          lines: [
+            { type: "+", content: "u1" },
+            { type: "+", content: "u2" },
+          ],
+        },
       ]);
     });
 
@@ -263,7 +298,14 @@ describe("git plugin: git-info and the session diff", function () {
     });
 
     it("treats hostile file names as data: no shell, exact paths", async () => {
-      const names = ["$(touch pwned).txt", "a; touch pwned2.txt", "with space.txt", 'quote"d.txt', "tab\there.txt", "ünï.txt"];
+      const names = [
+        "$(touch pwned).txt",
+        "a; touch pwned2.txt",
+        "with space.txt",
+        'quote"d.txt',
+        "tab\there.txt",
+        "ünï.txt",
+      ];
       initRepo(repo, Object.fromEntries(names.map((n) => [n, "one\n"])));
       for (const n of names) writeFileSync(join(repo, n), "two\n");
       writeFileSync(join(repo, "`touch pwned3`.txt"), "new\n");
@@ -271,7 +313,10 @@ describe("git plugin: git-info and the session diff", function () {
       expect(diff.groups.modified.slice().sort()).to.deep.equal(names.slice().sort());
       expect(diff.groups.untracked).to.deep.equal(["`touch pwned3`.txt"]);
       for (const n of names) {
-        expect(file(diff, n).hunks[0]!.lines).to.deep.equal([{ type: "-", content: "one" }, { type: "+", content: "two" }]);
+        expect(file(diff, n).hunks[0]!.lines).to.deep.equal([
+          { type: "-", content: "one" },
+          { type: "+", content: "two" },
+        ]);
       }
       for (const p of ["pwned", "pwned2.txt", "pwned3"]) expect(existsSync(join(repo, p)), p).to.equal(false);
     });

@@ -1,6 +1,6 @@
-import { expect } from "chai";
 // Imported the way a third-party plugin's own tests would: through the package's `agentd/testing` export.
 import { makeToolContext, registerPlugin } from "agentd/testing";
+import { expect } from "chai";
 import hello from "../examples/hello-plugin/index.js";
 
 describe("the example plugin, unit-tested with agentd/testing", () => {

@@ -61,11 +61,16 @@ describe("HTTP foundation: auth, host/origin checks, errors", () => {
   });
 
   it("accepts the bearer token only from loopback peers", () => {
-    for (const a of ["127.0.0.1", "::1", "::ffff:127.0.0.1", "127.3.4.5"]) expect(isLoopbackAddress(a), a).to.equal(true);
-    for (const a of ["10.0.0.2", "192.168.1.5", "::ffff:10.0.0.2", undefined, ""]) expect(isLoopbackAddress(a), String(a)).to.equal(false);
+    for (const a of ["127.0.0.1", "::1", "::ffff:127.0.0.1", "127.3.4.5"])
+      expect(isLoopbackAddress(a), a).to.equal(true);
+    for (const a of ["10.0.0.2", "192.168.1.5", "::ffff:10.0.0.2", undefined, ""])
+      expect(isLoopbackAddress(a), String(a)).to.equal(false);
     const auth = new Authenticator("t".repeat(43));
     const fake = (remoteAddress: string) =>
-      ({ headers: { authorization: `Bearer ${"t".repeat(43)}` }, socket: { remoteAddress } }) as unknown as IncomingMessage;
+      ({
+        headers: { authorization: `Bearer ${"t".repeat(43)}` },
+        socket: { remoteAddress },
+      }) as unknown as IncomingMessage;
     expect(auth.authenticate(fake("127.0.0.1"))).to.equal("bearer");
     expect(auth.authenticate(fake("192.168.1.5"))).to.equal(null);
   });
@@ -92,10 +97,15 @@ describe("HTTP foundation: auth, host/origin checks, errors", () => {
     const good = await d.post("/login", { token: d.token }, { auth: false });
     expect(good.status).to.equal(200);
     const cookie = good.headers.get("set-cookie") ?? "";
-    expect(cookie).to.match(/HttpOnly/).and.to.match(/SameSite=Strict/);
+    expect(cookie)
+      .to.match(/HttpOnly/)
+      .and.to.match(/SameSite=Strict/);
     const withCookie = await d.get("/server/status", { auth: false, headers: { cookie: cookie.split(";")[0] ?? "" } });
     expect(withCookie.status).to.equal(200);
-    const forged = await d.get("/server/status", { auth: false, headers: { cookie: "agentd_session=9999999999.abc.def" } });
+    const forged = await d.get("/server/status", {
+      auth: false,
+      headers: { cookie: "agentd_session=9999999999.abc.def" },
+    });
     expect(forged.status).to.equal(401);
   });
 

@@ -17,10 +17,10 @@ import {
   type ServiceToken,
   SettingsToken,
   silentLogger,
-  toDisposable,
   type ToolContext,
   type ToolDefinition,
   type ToolResult,
+  toDisposable,
 } from "../core/index.js";
 import mcpPlugin, {
   loadProjectServers,
@@ -67,7 +67,13 @@ function harness(deps: Partial<McpManagerDeps> = {}): Harness {
     tools,
     async call(name, args = {}, signal) {
       const tool = tools.get(name);
-      if (!tool) throw new Error(`no tool ${name}; have ${tools.list().map((t) => t.name).join(", ")}`);
+      if (!tool)
+        throw new Error(
+          `no tool ${name}; have ${tools
+            .list()
+            .map((t) => t.name)
+            .join(", ")}`,
+        );
       return tool.execute(args, toolCtx(signal));
     },
     server: (name, project) => manager.list().find((s) => s.name === name && s.project === project),
@@ -130,7 +136,10 @@ describe("mcp plugin", () => {
         mkdirSync(join(root, ".agentd"));
         writeFileSync(join(root, ".agentd", "mcp.json"), "{ not json");
         expect(loadProjectServers(root).error).to.match(/not valid JSON/);
-        writeFileSync(join(root, ".agentd", "mcp.json"), JSON.stringify({ mcpServers: { p: { command: "x", cwd: "." } } }));
+        writeFileSync(
+          join(root, ".agentd", "mcp.json"),
+          JSON.stringify({ mcpServers: { p: { command: "x", cwd: "." } } }),
+        );
         expect(loadProjectServers(root).servers[0]?.config).to.deep.include({ command: "x", cwd: root });
       } finally {
         rmSync(root, { recursive: true, force: true });

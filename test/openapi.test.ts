@@ -45,7 +45,9 @@ describe("OpenAPI document", () => {
   });
 
   it("documents 401 on protected operations and nothing on the public one", () => {
-    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[]; responses: object }>>)) {
+    for (const [path, ops] of Object.entries(
+      doc.paths as Record<string, Record<string, { security?: unknown[]; responses: object }>>,
+    )) {
       for (const [method, op] of Object.entries(ops)) {
         if (path === "/api/v1/openapi.json") expect(op.security).to.deep.equal([]);
         else expect(op.responses, `${method} ${path}`).to.have.property("401");

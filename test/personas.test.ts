@@ -8,7 +8,8 @@ import { BUILTIN_PERSONAS } from "../plugins/personas/index.js";
 import project from "../plugins/project/index.js";
 import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
 
-const withProject = () => [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);
+const withProject = () =>
+  [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);
 const withoutProject = () => builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id).map(builtinSource);
 
 function write(file: string, content: string): void {
@@ -31,9 +32,15 @@ describe("personas: built-in set and catalog routes", () => {
   beforeEach(async () => {
     home = makeTempHome();
     cwd = realpathSync(mkdtempSync(join(tmpdir(), "agentd-cwd-")));
-    write(join(home, "personas", "reviewer.md"), "---\nlabel: Strict reviewer\ndescription: My own reviewer\n---\n\nGLOBAL REVIEWER PROMPT\n");
+    write(
+      join(home, "personas", "reviewer.md"),
+      "---\nlabel: Strict reviewer\ndescription: My own reviewer\n---\n\nGLOBAL REVIEWER PROMPT\n",
+    );
     write(join(home, "personas", "poet.md"), "---\nname: poet\n---\nYou write poems.");
-    write(join(home, "skills", "release", "SKILL.md"), "---\nname: release\ndescription: Cut a release\n---\n\n# Release\nSteps.");
+    write(
+      join(home, "skills", "release", "SKILL.md"),
+      "---\nname: release\ndescription: Cut a release\n---\n\n# Release\nSteps.",
+    );
     d = await startTestDaemon({ home, builtins: withProject() });
   });
   afterEach(async () => {
@@ -55,7 +62,12 @@ describe("personas: built-in set and catalog routes", () => {
       description: "My own reviewer",
       source: "global",
     });
-    expect(list.find((p) => p.name === "poet")).to.deep.equal({ name: "poet", label: "Poet", description: "You write poems.", source: "global" });
+    expect(list.find((p) => p.name === "poet")).to.deep.equal({
+      name: "poet",
+      label: "Poet",
+      description: "You write poems.",
+      source: "global",
+    });
     expect(list.find((p) => p.name === "architect")?.source).to.equal("builtin");
   });
 
@@ -75,7 +87,13 @@ describe("personas: built-in set and catalog routes", () => {
   it("serves skill content, 404 for unknown skills, 400 without a name", async () => {
     const res = await d.get("/skill-content?name=release");
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ ok: true, name: "release", description: "Cut a release", source: "global", content: "# Release\nSteps." });
+    expect(res.body).to.deep.equal({
+      ok: true,
+      name: "release",
+      description: "Cut a release",
+      source: "global",
+      content: "# Release\nSteps.",
+    });
     const unknown = await d.get("/skill-content?name=nope");
     expect(unknown.status).to.equal(404);
     expect(unknown.body.error).to.be.a("string");
@@ -123,7 +141,9 @@ describe("personas: without the project plugin", () => {
     try {
       write(join(d.home, "skills", "release", "SKILL.md"), "---\nname: release\n---\nSteps.");
       const list = (await d.get("/personas")).body as PersonaRow[];
-      const others = BUILTIN_PERSONAS.filter((p) => p.name !== "default").sort((a, b) => a.label.localeCompare(b.label));
+      const others = BUILTIN_PERSONAS.filter((p) => p.name !== "default").sort((a, b) =>
+        a.label.localeCompare(b.label),
+      );
       expect(list.map((p) => p.name)).to.deep.equal(["default", ...others.map((p) => p.name)]);
       expect((await d.get("/skill-content?name=release")).status).to.equal(404);
     } finally {

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { definePlugin, defineRoute, T, type Plugin } from "../core/index.js";
+import { definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
 import { ToolRegistryToken } from "../core/registries.js";
 import { ConfigError } from "../host/config.js";
 import { startDaemon } from "../host/daemon.js";
@@ -101,7 +101,12 @@ describe("plugin host", () => {
 
   it("refuses to start when a required plugin fails", async () => {
     const home = makeTempHome();
-    const broken = plugin("broken-required", { required: true, register: () => { throw new Error("nope"); } });
+    const broken = plugin("broken-required", {
+      required: true,
+      register: () => {
+        throw new Error("nope");
+      },
+    });
     try {
       await startDaemon({ home, port: 0, builtins: [...builtinPlugins, broken].map(builtinSource), env: {} });
       expect.fail("should not start");

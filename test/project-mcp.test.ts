@@ -19,7 +19,10 @@ describe("project MCP servers behind trust", function () {
     fake = await startFakeProvider();
     dir = realpathSync(mkdtempSync(join(tmpdir(), "agentd-proj-")));
     mkdirSync(join(dir, ".agentd"));
-    writeFileSync(join(dir, ".agentd", "mcp.json"), JSON.stringify({ mcpServers: { proj: { command: process.execPath, args: [FIXTURE] } } }));
+    writeFileSync(
+      join(dir, ".agentd", "mcp.json"),
+      JSON.stringify({ mcpServers: { proj: { command: process.execPath, args: [FIXTURE] } } }),
+    );
     d = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "k", model: "m" } } });
   });
   afterEach(async () => {

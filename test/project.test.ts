@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
@@ -9,7 +19,8 @@ import project from "../plugins/project/index.js";
 import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
 
-const plugins = () => [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);
+const plugins = () =>
+  [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);
 
 function write(file: string, content: string, mode?: number): void {
   mkdirSync(dirname(file), { recursive: true });
@@ -32,8 +43,14 @@ function makeProject(outside: string): { root: string; sub: string } {
   mkdirSync(sub, { recursive: true });
   write(join(root, "AGENTS.md"), "AGENTS MARKER: use tabs in this repo.");
   write(join(root, ".agentd", "personas", "default.md"), "---\nlabel: Project default\n---\nPROJECT PERSONA MARKER");
-  write(join(root, ".agentd", "personas", "helper.md"), "---\nname: helper\nlabel: Helper\ndescription: Project helper\n---\nHELPER MARKER");
-  write(join(root, ".agentd", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nDEPLOY SKILL BODY");
+  write(
+    join(root, ".agentd", "personas", "helper.md"),
+    "---\nname: helper\nlabel: Helper\ndescription: Project helper\n---\nHELPER MARKER",
+  );
+  write(
+    join(root, ".agentd", "skills", "deploy", "SKILL.md"),
+    "---\nname: deploy\ndescription: Deploy the app\n---\nDEPLOY SKILL BODY",
+  );
   write(join(root, ".agentd", "rules", "style.md"), "PROJECT RULE MARKER");
   write(join(root, ".agentd", "hooks", "block.sh"), BLOCK_SH, 0o755);
   write(
@@ -47,7 +64,10 @@ function makeProject(outside: string): { root: string; sub: string } {
 }
 
 function writeGlobal(home: string): void {
-  write(join(home, "skills", "greet", "SKILL.md"), "---\nname: greet\ndescription: Greet people\n---\nGREET SKILL BODY");
+  write(
+    join(home, "skills", "greet", "SKILL.md"),
+    "---\nname: greet\ndescription: Greet people\n---\nGREET SKILL BODY",
+  );
   write(join(home, "rules", "global.md"), "GLOBAL RULE MARKER");
 }
 
@@ -134,11 +154,20 @@ describe("project: trust and project resources", () => {
     expect(before).to.contain("careful senior software engineer");
     expect(before).to.contain("GLOBAL RULE MARKER");
     expect(before).to.contain("greet: Greet people");
-    for (const marker of ["PROJECT PERSONA MARKER", "AGENTS MARKER", "PROJECT RULE MARKER", "deploy", "OUTSIDE SECRET"]) {
+    for (const marker of [
+      "PROJECT PERSONA MARKER",
+      "AGENTS MARKER",
+      "PROJECT RULE MARKER",
+      "deploy",
+      "OUTSIDE SECRET",
+    ]) {
       expect(before).to.not.contain(marker);
     }
     expect((await d.get(`/skill-content?name=deploy&cwd=${encodeURIComponent(sub)}`)).status).to.equal(404);
-    const personasBefore = (await d.get(`/personas?cwd=${encodeURIComponent(sub)}`)).body as Array<{ name: string; source: string }>;
+    const personasBefore = (await d.get(`/personas?cwd=${encodeURIComponent(sub)}`)).body as Array<{
+      name: string;
+      source: string;
+    }>;
     expect(personasBefore.map((p) => p.name)).to.not.include("helper");
     expect(personasBefore.find((p) => p.name === "default")?.source).to.equal("builtin");
 
@@ -243,8 +272,12 @@ describe("project: trust and project resources", () => {
     expect(payload.tool_response.content).to.contain("GREET SKILL BODY");
     // A hook that cannot run is reported on the session and does not block the call.
     const audit = await d.get(`/sessions/${id}/events/history`);
-    const notices = (audit.body.events as Array<{ type: string; payload: { message?: string } }>).filter((e) => e.type === "notice");
-    expect(notices.map((n) => n.payload.message).join("\n")).to.match(/PreToolUse hook "\.\/no-such-hook\.sh" could not run .*went ahead/);
+    const notices = (audit.body.events as Array<{ type: string; payload: { message?: string } }>).filter(
+      (e) => e.type === "notice",
+    );
+    expect(notices.map((n) => n.payload.message).join("\n")).to.match(
+      /PreToolUse hook "\.\/no-such-hook\.sh" could not run .*went ahead/,
+    );
   });
 
   it("asks for trust when a session opens in an undecided project with local resources, and only then", async () => {
@@ -258,7 +291,8 @@ describe("project: trust and project resources", () => {
     const events = await trustEvents(id);
     expect(events).to.have.length(1);
     expect(events[0]?.payload).to.deep.include({ path: root, cwd: sub });
-    expect((events[0]?.payload.resources as { skills: string[] }).skills).to.deep.equal(["deploy"]);
+    const payload = events[0]?.payload as { resources: { skills: string[] } } | undefined;
+    expect(payload?.resources.skills).to.deep.equal(["deploy"]);
 
     const plain = realpathSync(mkdtempSync(join(tmpdir(), "agentd-plain-")));
     try {
@@ -281,7 +315,9 @@ describe("project: trust and project resources", () => {
     expect(types.filter((t) => t === "project_trust_required")).to.have.length(2);
     await chat(id, "and again");
     const again = await d.get(`/sessions/${id}/events/history`);
-    expect((again.body.events as Array<{ type: string }>).filter((e) => e.type === "project_trust_required")).to.have.length(2);
+    expect(
+      (again.body.events as Array<{ type: string }>).filter((e) => e.type === "project_trust_required"),
+    ).to.have.length(2);
   });
 
   it("persists trust across a restart in a private file", async () => {

@@ -93,11 +93,16 @@ describe("provider-openai", () => {
     it("spells the thinking switch of hybrid models the way the serving stack reads it", async () => {
       // A local OpenAI-compatible server (vLLM, SGLang, llama.cpp) serving Qwen3: chat_template_kwargs.
       await drain(provider, request({ model: "Qwen/Qwen3-32B", reasoningEffort: "off" }));
-      expect((fake.requests[0] as unknown as Record<string, unknown>).chat_template_kwargs).to.deep.equal({ enable_thinking: false });
+      expect((fake.requests[0] as unknown as Record<string, unknown>).chat_template_kwargs).to.deep.equal({
+        enable_thinking: false,
+      });
       expect(fake.requests[0]).not.to.have.property("reasoning_effort");
       // Not a switch model: on/off is not sent at all.
       await drain(provider, request({ model: "llama-3.1-8b", reasoningEffort: "on" }));
-      expect(Object.keys(fake.requests[1] as object)).to.not.include.members(["chat_template_kwargs", "reasoning_effort"]);
+      expect(Object.keys(fake.requests[1] as object)).to.not.include.members([
+        "chat_template_kwargs",
+        "reasoning_effort",
+      ]);
     });
 
     it("maps reasoning choices per provider dialect", () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { SessionStoreToken } from "../core/store.js";
 import { SessionServiceToken } from "../core/sessions.js";
+import { SessionStoreToken } from "../core/store.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 
 describe("sessions: lifecycle and metadata", () => {
@@ -20,7 +20,15 @@ describe("sessions: lifecycle and metadata", () => {
     expect(res.status).to.equal(201);
     const { id, session } = res.body;
     expect(id).to.match(/^[a-z0-9]{10,}$/);
-    expect(session).to.include({ id, cwd, persona: "default", model: "test-model", mode: "build", status: "idle", title: "My task" });
+    expect(session).to.include({
+      id,
+      cwd,
+      persona: "default",
+      model: "test-model",
+      mode: "build",
+      status: "idle",
+      title: "My task",
+    });
     expect(session.messageCount).to.equal(0);
 
     await d.stop();
@@ -63,7 +71,10 @@ describe("sessions: lifecycle and metadata", () => {
   it("renames, pins (pinned first in the list), shares and revokes", async () => {
     const a = await d.createSession({ cwd });
     const b = await d.createSession({ cwd });
-    expect((await d.post(`/sessions/${a}/rename`, { title: `  ${"t".repeat(300)} ` })).body).to.deep.equal({ ok: true, title: "t".repeat(200) });
+    expect((await d.post(`/sessions/${a}/rename`, { title: `  ${"t".repeat(300)} ` })).body).to.deep.equal({
+      ok: true,
+      title: "t".repeat(200),
+    });
     expect((await d.post(`/sessions/${a}/pin`, { pinned: true })).body).to.deep.equal({ ok: true, pinned: true });
     const list = await d.get("/sessions");
     expect(list.body[0].id).to.equal(a);

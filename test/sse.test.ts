@@ -59,7 +59,8 @@ describe("SSE event streams", () => {
     let onMessage: () => void = () => {};
     // The stream never ends on its own; a server-side close of the first connection forces a real reconnect.
     const es = new EventSource(`${d.api}/sessions/${id}/events`, {
-      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
+      fetch: (input, init) =>
+        fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
     });
     es.onopen = () => opened++;
     es.onmessage = (ev) => {

@@ -5,11 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import fc from "fast-check";
-import {
-  type ToolContext,
-  type ToolDefinition,
-  type ToolResult,
-} from "../core/index.js";
+import type { ToolContext, ToolDefinition, ToolResult } from "../core/index.js";
 import fsPlugin, { createFsTools, type FsTools } from "../plugins/tools-fs/index.js";
 import { fsFailure } from "../plugins/tools-fs/result.js";
 import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";

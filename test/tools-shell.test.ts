@@ -51,7 +51,12 @@ function waitForFile(file: string): Promise<string> {
 }
 
 function toolCtx(dir: string, over: Partial<ToolContext> = {}): ToolContext {
-  return makeToolContext({ sessionId: "s-shell", cwd: dir, confirm: async () => expect.fail("unexpected confirmation"), ...over });
+  return makeToolContext({
+    sessionId: "s-shell",
+    cwd: dir,
+    confirm: async () => expect.fail("unexpected confirmation"),
+    ...over,
+  });
 }
 
 interface Harness {

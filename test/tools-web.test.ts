@@ -1,11 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import {
-  silentLogger,
-  type ToolContext,
-  type ToolResult,
-} from "../core/index.js";
+import { silentLogger, type ToolContext, type ToolResult } from "../core/index.js";
 import webPlugin, {
   createBraveBackend,
   createSearxngBackend,
@@ -264,13 +260,11 @@ describe("tools-web: web_search", () => {
       },
       "/res/v1/web/search": (req, res) => {
         if (req.headers["x-subscription-token"] !== "secret-key") return res.writeHead(401).end();
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({
-              web: { results: [{ title: "Brave hit", url: "https://b.example", description: "<strong>hit</strong>" }] },
-            }),
-          );
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            web: { results: [{ title: "Brave hit", url: "https://b.example", description: "<strong>hit</strong>" }] },
+          }),
+        );
       },
     });
   });

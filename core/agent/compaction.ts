@@ -18,7 +18,9 @@ function transcript(rows: StoredMessage[]): string {
           ? r.content.map((p) => (p.type === "text" ? p.text : "[image]")).join(" ")
           : "";
     const calls = r.toolCalls?.map((c) => `${c.name}(${c.arguments.slice(0, 300)})`).join(", ");
-    lines.push(`${r.role}${r.toolName ? ` ${r.toolName}` : ""}: ${text.slice(0, 4000)}${calls ? ` [calls: ${calls}]` : ""}`);
+    lines.push(
+      `${r.role}${r.toolName ? ` ${r.toolName}` : ""}: ${text.slice(0, 4000)}${calls ? ` [calls: ${calls}]` : ""}`,
+    );
   }
   const all = lines.join("\n");
   return all.length > MAX_TRANSCRIPT_CHARS ? all.slice(all.length - MAX_TRANSCRIPT_CHARS) : all;
@@ -57,7 +59,10 @@ export async function compactIfNeeded(opts: {
             content:
               "You summarise a coding-agent conversation so the agent can continue without it. Keep: the user's goals and constraints, decisions made, files touched and their state, commands and results that matter, open problems and next steps. Be concise and factual.",
           },
-          { role: "user", content: `${previous ? `Earlier summary:\n${previous}\n\n` : ""}Conversation to summarise:\n${transcript(older)}` },
+          {
+            role: "user",
+            content: `${previous ? `Earlier summary:\n${previous}\n\n` : ""}Conversation to summarise:\n${transcript(older)}`,
+          },
         ],
       },
       signal,
@@ -74,8 +79,14 @@ export async function compactIfNeeded(opts: {
   }
   const last = older.at(-1) as StoredMessage;
   deps.store.markOutOfContext(rec.id, last.seq);
-  deps.store.appendMessage(rec.id, { role: "system", content: `[Compacted context] ${summary.trim()}`, inContext: false });
-  deps.store.updateSession(rec.id, { meta: { ...(deps.store.getSession(rec.id)?.meta ?? rec.meta), compactionSummary: summary.trim() } });
+  deps.store.appendMessage(rec.id, {
+    role: "system",
+    content: `[Compacted context] ${summary.trim()}`,
+    inContext: false,
+  });
+  deps.store.updateSession(rec.id, {
+    meta: { ...(deps.store.getSession(rec.id)?.meta ?? rec.meta), compactionSummary: summary.trim() },
+  });
   emit({ type: "compaction", messagesCompacted: older.length, tokensBefore: opts.tokensBefore, uptoSeq: last.seq });
   return true;
 }

@@ -42,7 +42,10 @@ export function toProviderMessages(system: string, rows: StoredMessage[]): ChatM
         const images = row.content.filter((p) => p.type === "image_url");
         out.push({ role: "tool", tool_call_id: row.toolCallId, content: text });
         if (images.length) {
-          open.images.push({ role: "user", content: [{ type: "text", text: `[images returned by ${row.toolName ?? "a tool"}]` }, ...images] });
+          open.images.push({
+            role: "user",
+            content: [{ type: "text", text: `[images returned by ${row.toolName ?? "a tool"}]` }, ...images],
+          });
         }
       } else {
         out.push({ role: "tool", tool_call_id: row.toolCallId, content: row.content ?? "" });

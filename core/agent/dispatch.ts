@@ -41,11 +41,21 @@ function validatorFor(tool: ToolDefinition): ValidateFunction | undefined {
   return v;
 }
 
-export function toolError(code: ToolError["code"], message: string, suggestedFix: string, retryable = false): ToolResult {
+export function toolError(
+  code: ToolError["code"],
+  message: string,
+  suggestedFix: string,
+  retryable = false,
+): ToolResult {
   return { content: message, isError: true, error: { code, retryable, suggestedFix } };
 }
 
-const ABORTED = () => toolError("aborted", "[ABORTED] Tool execution was cancelled.", "The user stopped the turn; wait for new instructions.");
+const ABORTED = () =>
+  toolError(
+    "aborted",
+    "[ABORTED] Tool execution was cancelled.",
+    "The user stopped the turn; wait for new instructions.",
+  );
 
 /** Parses, validates and runs one call; never throws. */
 async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResult> {
@@ -61,15 +71,32 @@ async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResu
   try {
     args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
   } catch (err) {
-    return toolError("invalid_arguments", `The arguments of ${call.name} are not valid JSON: ${errorMessage(err)}`, "Send the arguments as one JSON object matching the tool's schema.", true);
+    return toolError(
+      "invalid_arguments",
+      `The arguments of ${call.name} are not valid JSON: ${errorMessage(err)}`,
+      "Send the arguments as one JSON object matching the tool's schema.",
+      true,
+    );
   }
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
-    return toolError("invalid_arguments", `The arguments of ${call.name} must be a JSON object.`, "Send a JSON object.", true);
+    return toolError(
+      "invalid_arguments",
+      `The arguments of ${call.name} must be a JSON object.`,
+      "Send a JSON object.",
+      true,
+    );
   }
   const validate = validatorFor(tool);
   if (validate && !validate(args)) {
-    const detail = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`).join("; ");
-    return toolError("invalid_arguments", `Invalid arguments for ${call.name}: ${detail}`, "Fix the arguments to match the tool's parameter schema.", true);
+    const detail = (validate.errors ?? [])
+      .map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`)
+      .join("; ");
+    return toolError(
+      "invalid_arguments",
+      `Invalid arguments for ${call.name}: ${detail}`,
+      "Fix the arguments to match the tool's parameter schema.",
+      true,
+    );
   }
   const valid = args as Record<string, unknown>;
   const veto = hooks.before ? await hooks.before(call, valid) : undefined;
@@ -80,7 +107,12 @@ async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResu
     result = await tool.execute(valid, hooks.context(call));
   } catch (err) {
     if (hooks.signal.aborted) return ABORTED();
-    result = toolError("execution_failed", `${call.name} failed: ${errorMessage(err)}`, "Check the arguments or try another approach.", false);
+    result = toolError(
+      "execution_failed",
+      `${call.name} failed: ${errorMessage(err)}`,
+      "Check the arguments or try another approach.",
+      false,
+    );
   }
   return hooks.after && !hooks.signal.aborted ? hooks.after(call, valid, result) : result;
 }

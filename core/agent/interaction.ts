@@ -68,7 +68,8 @@ export class SessionInteractions {
   answerConfirmation(id: string, allow: boolean): void {
     const w = this.confirmations.get(id);
     if (!w) {
-      if (this.resolved.includes(id)) throw ApiError.conflict(`Confirmation ${id} was already resolved (answered, timed out or aborted)`);
+      if (this.resolved.includes(id))
+        throw ApiError.conflict(`Confirmation ${id} was already resolved (answered, timed out or aborted)`);
       throw ApiError.notFound(`No confirmation with id ${id} in this session`);
     }
     w.resolve(allow, "user");

@@ -71,7 +71,7 @@ export class TurnManager implements TurnController {
 
   streaming(sessionId: string): unknown[] | null {
     const t = this.active.get(sessionId);
-    return t && t.blocks.length ? t.blocks.map((b) => ({ ...b })) : null;
+    return t?.blocks.length ? t.blocks.map((b) => ({ ...b })) : null;
   }
 
   pending(sessionId: string): Record<string, unknown> {
@@ -99,7 +99,10 @@ export class TurnManager implements TurnController {
   /** A chat message: starts a turn when idle, is steered into the running turn otherwise. */
   chat(rec: SessionRecord, input: ChatInput): ChatOutcome {
     if (input.clientMessageId && !this.claimClientId(rec.id, input.clientMessageId)) return "duplicate";
-    const msg: QueuedMessage = { content: userContent(input.text, input.images), clientMessageId: input.clientMessageId };
+    const msg: QueuedMessage = {
+      content: userContent(input.text, input.images),
+      clientMessageId: input.clientMessageId,
+    };
     const t = this.active.get(rec.id);
     if (t) {
       t.steering.push(msg);
@@ -198,7 +201,10 @@ export class TurnManager implements TurnController {
     let reason: EndReason = "error";
     try {
       const msg = this.persistUser(t.sessionId, first);
-      emit({ type: "user_message", message: { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq } });
+      emit({
+        type: "user_message",
+        message: { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq },
+      });
       reason = await this.loop(t, emit);
     } catch (err) {
       reason = t.ac.signal.aborted ? "aborted" : "error";
@@ -239,7 +245,10 @@ export class TurnManager implements TurnController {
     });
     const rec = this.deps.store.getSession(sessionId);
     if (rec && !rec.title && !meta?.reminder) {
-      const text = typeof m.content === "string" ? m.content : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+      const text =
+        typeof m.content === "string"
+          ? m.content
+          : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
       const title = text.replace(/\s+/g, " ").trim();
       if (title) this.deps.updateSession(sessionId, { title: title.length > 60 ? `${title.slice(0, 60)}…` : title });
     }
@@ -268,9 +277,13 @@ export class TurnManager implements TurnController {
       if (signal.aborted) return "aborted";
       const rec = deps.store.getSession(t.sessionId);
       if (!rec) return "aborted";
-      const cap = t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
+      const cap =
+        t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
       if (iterations >= cap) {
-        emit({ type: "notice", message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.` });
+        emit({
+          type: "notice",
+          message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
+        });
         return "stop";
       }
       iterations++;
@@ -315,7 +328,10 @@ export class TurnManager implements TurnController {
           model: rec.model,
           messages,
           tools: tools.length
-            ? tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
+            ? tools.map((tool) => ({
+                type: "function" as const,
+                function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+              }))
             : undefined,
           reasoningEffort: rec.meta.reasoningEffort as string | undefined,
         },
@@ -332,7 +348,12 @@ export class TurnManager implements TurnController {
         u.cacheReadTokens += out.usage.cacheReadTokens ?? 0;
         u.uncachedTokens += out.usage.promptTokens - (out.usage.cacheReadTokens ?? 0);
         deps.store.updateSession(rec.id, { usage: u });
-        emit({ type: "usage", usage: out.usage, generationMs: Math.round(out.generationMs), ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs) });
+        emit({
+          type: "usage",
+          usage: out.usage,
+          generationMs: Math.round(out.generationMs),
+          ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+        });
       }
       // A call cut short keeps what was streamed, but never half-received tool calls.
       const complete = out.finish !== undefined && !out.aborted && !out.error;
@@ -344,10 +365,21 @@ export class TurnManager implements TurnController {
           thinking: out.thinking || undefined,
           toolCalls: toolCalls.length ? toolCalls : undefined,
           meta: {
-            turnMeta: { provider: provider.id, model: rec.model, generationMs: Math.round(out.generationMs), completedAt: new Date().toISOString() },
+            turnMeta: {
+              provider: provider.id,
+              model: rec.model,
+              generationMs: Math.round(out.generationMs),
+              completedAt: new Date().toISOString(),
+            },
           },
         });
-        emit({ type: "assistant_message", seq: stored.seq, content: out.content, thinking: out.thinking, toolCalls: toolCalls.length ? toolCalls : undefined });
+        emit({
+          type: "assistant_message",
+          seq: stored.seq,
+          content: out.content,
+          thinking: out.thinking,
+          toolCalls: toolCalls.length ? toolCalls : undefined,
+        });
       }
       t.blocks.length = 0;
       if (out.aborted) {
@@ -366,7 +398,9 @@ export class TurnManager implements TurnController {
       }
       if (!toolCalls.length) {
         const fresh = deps.store.getSession(rec.id) ?? rec;
-        const open = ((fresh.meta.todos as TodoItem[] | undefined) ?? []).filter((x) => x.status === "pending" || x.status === "in_progress");
+        const open = ((fresh.meta.todos as TodoItem[] | undefined) ?? []).filter(
+          (x) => x.status === "pending" || x.status === "in_progress",
+        );
         if (fresh.mode === "build" && open.length && nudges < TODO_NUDGES) {
           nudges++;
           emit({ type: "turn_end", toolResults: [] });
@@ -376,7 +410,10 @@ export class TurnManager implements TurnController {
           continue;
         }
         if (open.length && fresh.mode === "build") {
-          emit({ type: "notice", message: `The turn ended with ${open.length} open todo(s) after ${TODO_NUDGES} reminders.` });
+          emit({
+            type: "notice",
+            message: `The turn ended with ${open.length} open todo(s) after ${TODO_NUDGES} reminders.`,
+          });
         }
         emit({ type: "turn_end", toolResults: [] });
         // Steering that arrived during this call is injected before one more model call; follow-ups become the
@@ -408,14 +445,21 @@ export class TurnManager implements TurnController {
       if (recorded.has(call.id) || t.finished) return;
       recorded.set(call.id, result);
       const content: StoredMessage["content"] = result.images?.length
-        ? [{ type: "text", text: resultForModel(result) }, ...result.images.map((i) => ({ type: "image_url" as const, image_url: { url: i.dataUrl } }))]
+        ? [
+            { type: "text", text: resultForModel(result) },
+            ...result.images.map((i) => ({ type: "image_url" as const, image_url: { url: i.dataUrl } })),
+          ]
         : resultForModel(result);
       deps.store.appendMessage(rec.id, {
         role: "tool",
         toolCallId: call.id,
         toolName: call.name,
         content,
-        meta: { isError: result.isError === true, error: result.error, ...(result.meta ? { toolMeta: result.meta } : {}) },
+        meta: {
+          isError: result.isError === true,
+          error: result.error,
+          ...(result.meta ? { toolMeta: result.meta } : {}),
+        },
       });
       const wire: Record<string, unknown> = { content: result.content };
       if (result.isError) wire.isError = true;
@@ -440,7 +484,8 @@ export class TurnManager implements TurnController {
       available: () => [...byName.keys()],
       context,
       signal,
-      onStart: (call) => emit({ type: "tool_start", id: call.id, name: call.name, args: call.arguments || "{}", status: "running" }),
+      onStart: (call) =>
+        emit({ type: "tool_start", id: call.id, name: call.name, args: call.arguments || "{}", status: "running" }),
       onEnd: record,
       ...busToolHooks(deps.bus, deps.log, { sessionId: rec.id, cwd: rec.cwd, signal }),
     });
@@ -458,7 +503,15 @@ export class TurnManager implements TurnController {
       clearTimeout(timer);
       for (const call of calls) {
         if (!recorded.has(call.id)) {
-          record(call, { content: "[ABORTED] Tool execution was cancelled.", isError: true, error: { code: "aborted", retryable: false, suggestedFix: "The user stopped the turn; wait for new instructions." } });
+          record(call, {
+            content: "[ABORTED] Tool execution was cancelled.",
+            isError: true,
+            error: {
+              code: "aborted",
+              retryable: false,
+              suggestedFix: "The user stopped the turn; wait for new instructions.",
+            },
+          });
         }
       }
     }

@@ -4,7 +4,9 @@ import type { Logger } from "../logger.js";
 import type { SessionRecord } from "../session-types.js";
 import type { SessionStore } from "../store.js";
 
-export type UserContent = string | Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
+export type UserContent =
+  | string
+  | Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
 
 /** A user message waiting in a queue (steering or follow-up). */
 export interface QueuedMessage {

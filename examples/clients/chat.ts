@@ -19,7 +19,11 @@ const api = `${info.url}/api/v1`;
 const headers = { authorization: `Bearer ${info.token}`, "content-type": "application/json" };
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${api}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${api}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const json = (await res.json()) as T & { error?: string };
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${json.error ?? ""}`);
   return json;
@@ -64,7 +68,8 @@ async function main() {
     if (e.type === "token") process.stdout.write(String(e.text));
     else if (e.type === "tool_start") process.stdout.write(`\n[${e.name}] ${e.args}\n`);
     else if (e.type === "tool_end") process.stdout.write(`[${e.name}: ${e.status}]\n`);
-    else if (e.type === "bash_confirm") process.stdout.write(`\n[confirmation needed: ${e.command}: answer with POST bash-confirm]\n`);
+    else if (e.type === "bash_confirm")
+      process.stdout.write(`\n[confirmation needed: ${e.command}: answer with POST bash-confirm]\n`);
     else if (e.type === "error") process.stderr.write(`\nerror: ${e.message}\n`);
     else if (e.type === "end") {
       reason = String(e.reason);

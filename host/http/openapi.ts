@@ -31,12 +31,22 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
   hoist(ErrorSchema);
 
   const paths: Record<string, Record<string, Json>> = {};
-  const sorted = routes.filter((r) => !r.item.page).sort((a, b) => a.item.path.localeCompare(b.item.path) || a.item.method.localeCompare(b.item.method));
+  const sorted = routes
+    .filter((r) => !r.item.page)
+    .sort((a, b) => a.item.path.localeCompare(b.item.path) || a.item.method.localeCompare(b.item.method));
   for (const { owner, item: r } of sorted) {
-    const op: Json = { operationId: r.operationId, summary: r.summary, tags: r.tags ?? [owner], "x-agentd-plugin": owner };
+    const op: Json = {
+      operationId: r.operationId,
+      summary: r.summary,
+      tags: r.tags ?? [owner],
+      "x-agentd-plugin": owner,
+    };
     if (r.description) op.description = r.description;
     const parameters: Json[] = [];
-    for (const [where, schema] of [["path", r.params], ["query", r.query]] as const) {
+    for (const [where, schema] of [
+      ["path", r.params],
+      ["query", r.query],
+    ] as const) {
       if (!schema) continue;
       const props = ((schema as Json).properties ?? {}) as Record<string, TSchema>;
       const required = new Set(((schema as Json).required as string[] | undefined) ?? []);
@@ -48,14 +58,19 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
     }
     if (parameters.length) op.parameters = parameters;
     if (r.body) {
-      op.requestBody = { required: r.bodyRequired !== false, content: { "application/json": { schema: hoist(r.body) } } };
+      op.requestBody = {
+        required: r.bodyRequired !== false,
+        content: { "application/json": { schema: hoist(r.body) } },
+      };
     }
     const responses: Record<string, Json> = {};
     for (const [status, spec] of Object.entries(r.responses)) {
       const schema = isResponseSpec(spec) ? spec.schema : spec;
       const ct = (isResponseSpec(spec) && spec.contentType) || "application/json";
       const desc = (isResponseSpec(spec) && spec.description) || schema?.description || "Success";
-      responses[status] = schema ? { description: desc, content: { [ct]: { schema: hoist(schema) } } } : { description: desc };
+      responses[status] = schema
+        ? { description: desc, content: { [ct]: { schema: hoist(schema) } } }
+        : { description: desc };
     }
     const errors = new Set<number>(r.errors ?? []);
     if (r.body || r.query) errors.add(400);

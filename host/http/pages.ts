@@ -1,7 +1,8 @@
 import express, { type Express, type Request, type Response } from "express";
 import type { Authenticator } from "./auth.js";
 
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -33,7 +34,14 @@ export function mountLoginPages(app: Express, auth: Authenticator, version: stri
   const form = express.urlencoded({ extended: false, limit: "8kb" });
   const json = express.json({ limit: "8kb" });
   const html = (res: Response, status: number, body: string) =>
-    res.status(status).set({ "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Content-Security-Policy": PAGE_CSP }).send(body);
+    res
+      .status(status)
+      .set({
+        "Content-Type": "text/html; charset=utf-8",
+        "Cache-Control": "no-store",
+        "Content-Security-Policy": PAGE_CSP,
+      })
+      .send(body);
 
   app.get("/login", (req, res) => {
     if (auth.authenticate(req)) return res.redirect(302, "/");

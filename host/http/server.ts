@@ -129,13 +129,16 @@ function buildRouter(opts: HttpOptions): express.Router {
     const compiled = compileRoute(route, opts.validateResponses);
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
-    router[method]((route.page ? "" : API_PREFIX) + route.path, async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        await handle(route, compiled, parse, opts, req, res);
-      } catch (err) {
-        next(err);
-      }
-    });
+    router[method](
+      (route.page ? "" : API_PREFIX) + route.path,
+      async (req: Request, res: Response, next: NextFunction) => {
+        try {
+          await handle(route, compiled, parse, opts, req, res);
+        } catch (err) {
+          next(err);
+        }
+      },
+    );
   }
   return router;
 }
@@ -194,14 +197,23 @@ function send(
 ): void {
   if ("sse" in result) {
     const last = req.headers["last-event-id"];
-    const stream = new HttpSseStream(res, typeof last === "string" ? last : undefined, opts.sseQueueBytes, API_VERSION_HEADERS);
+    const stream = new HttpSseStream(
+      res,
+      typeof last === "string" ? last : undefined,
+      opts.sseQueueBytes,
+      API_VERSION_HEADERS,
+    );
     opts.hub.add(stream);
     result.sse(stream);
     return;
   }
   const status = result.status ?? 200;
   if ("html" in result) {
-    res.writeHead(status, { ...result.headers, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+    res.writeHead(status, {
+      ...result.headers,
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "no-store",
+    });
     res.end(result.html);
     return;
   }
@@ -226,4 +238,3 @@ function send(
   });
   res.end(json);
 }
-

@@ -18,7 +18,7 @@ import {
 } from "../../core/index.js";
 import { writeFileAtomic } from "./marker.js";
 import { agentRoutes } from "./routes.js";
-import { planDoneTool, questionTool, taskTool, todoWriteTool, type AgentToolDeps } from "./tools.js";
+import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
 const DEFAULT_MAX_ITERATIONS = 500;
 const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -54,7 +54,8 @@ export default definePlugin({
       log: ctx.log,
       tools: () => tools.list(),
       provider,
-      persona: (rec) => ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
+      persona: (rec) =>
+        ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
       instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
       settings: {
         maxTurnIterations: () => raw.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
@@ -80,13 +81,16 @@ export default definePlugin({
       publish: (id, e) => sessions().publish(id, e),
       provider,
       tools: () => tools.list(),
-      toolHooks: (sessionId, cwd, signal) => busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
+      toolHooks: (sessionId, cwd, signal) =>
+        busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
       addSubagentUsage: (id, tokens) => {
         const rec = store().getSession(id);
-        if (rec) store().updateSession(id, { usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens } });
+        if (rec)
+          store().updateSession(id, { usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens } });
       },
     };
-    for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)]) ctx.tools.add(tool);
+    for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
+      ctx.tools.add(tool);
     for (const route of agentRoutes(sessions, () => manager)) ctx.routes.add(route);
   },
   start(ctx) {
@@ -100,7 +104,10 @@ export default definePlugin({
     const sessions = ctx.services.get(SessionServiceToken);
     for (const id of Array.isArray(ids) ? ids : []) {
       if (typeof id !== "string" || !sessions.find(id)) continue;
-      sessions.publish(id, { type: "notice", message: "The daemon stopped while this turn was running; the turn was ended." });
+      sessions.publish(id, {
+        type: "notice",
+        message: "The daemon stopped while this turn was running; the turn was ended.",
+      });
       sessions.publish(id, { type: "end", reason: "aborted", recovered: true });
       sessions.publish(id, { type: "status", status: "idle" });
       ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");

@@ -17,12 +17,23 @@ const ChatRequest = T.Object(
   {
     text: T.Optional(T.String({ maxLength: 1_000_000 })),
     images: T.Optional(
-      T.Array(T.String({ pattern: "^data:image/[a-zA-Z0-9.+-]+;base64,", maxLength: MAX_IMAGE_CHARS, description: "A complete data URL" }), {
-        maxItems: MAX_IMAGES,
-      }),
+      T.Array(
+        T.String({
+          pattern: "^data:image/[a-zA-Z0-9.+-]+;base64,",
+          maxLength: MAX_IMAGE_CHARS,
+          description: "A complete data URL",
+        }),
+        {
+          maxItems: MAX_IMAGES,
+        },
+      ),
     ),
     clientMessageId: T.Optional(T.String({ minLength: 1, maxLength: 200, description: "De-duplicates retried POSTs" })),
-    goal: T.Optional(T.Union([T.Boolean(), T.Integer({ minimum: 1, maximum: 200 })], { description: "Iteration budget for this turn (true = 25)" })),
+    goal: T.Optional(
+      T.Union([T.Boolean(), T.Integer({ minimum: 1, maximum: 200 })], {
+        description: "Iteration budget for this turn (true = 25)",
+      }),
+    ),
   },
   { title: "ChatRequest", additionalProperties: false },
 );
@@ -39,7 +50,8 @@ const Accepted = T.Object(
   {
     ok: T.Literal(true),
     status: T.Union([T.Literal("started"), T.Literal("steered"), T.Literal("queued"), T.Literal("duplicate")], {
-      description: "started: a new turn; steered: injected into the running turn; queued: runs after it; duplicate: clientMessageId already accepted",
+      description:
+        "started: a new turn; steered: injected into the running turn; queued: runs after it; duplicate: clientMessageId already accepted",
     }),
   },
   { title: "TurnAccepted" },
@@ -67,7 +79,12 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
         const text = body.text?.trim() ?? "";
         if (!text && !body.images?.length) throw ApiError.badRequest("Empty message: give text or images");
         const budget = body.goal === true ? 25 : typeof body.goal === "number" ? body.goal : undefined;
-        const status = turns().chat(rec, { text, images: body.images, clientMessageId: body.clientMessageId?.trim(), budget });
+        const status = turns().chat(rec, {
+          text,
+          images: body.images,
+          clientMessageId: body.clientMessageId?.trim(),
+          budget,
+        });
         return { status: 202, body: { ok: true as const, status } };
       },
     }),
@@ -115,7 +132,12 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       tags,
       params: SessionIdParams,
       body: T.Object(
-        { values: T.Array(T.Union([T.String({ maxLength: 10_000 }), T.Array(T.String({ maxLength: 1000 }), { maxItems: 10 })]), { minItems: 1, maxItems: 5 }) },
+        {
+          values: T.Array(
+            T.Union([T.String({ maxLength: 10_000 }), T.Array(T.String({ maxLength: 1000 }), { maxItems: 10 })]),
+            { minItems: 1, maxItems: 5 },
+          ),
+        },
         { title: "QuestionAnswer", additionalProperties: false },
       ),
       errors: [409],
@@ -133,7 +155,10 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       summary: "Allow (once) or block a dangerous command announced by a bash_confirm event",
       tags,
       params: SessionIdParams,
-      body: T.Object({ id: T.String({ minLength: 1, maxLength: 100 }), allow: T.Boolean() }, { title: "CommandConfirmation", additionalProperties: false }),
+      body: T.Object(
+        { id: T.String({ minLength: 1, maxLength: 100 }), allow: T.Boolean() },
+        { title: "CommandConfirmation", additionalProperties: false },
+      ),
       errors: [409],
       responses: { 202: OkSchema },
       handler: ({ params, body }) => {
@@ -149,9 +174,17 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       summary: "Switch between build and plan mode (refused while a turn runs)",
       tags,
       params: SessionIdParams,
-      body: T.Object({ mode: T.Union([T.Literal("plan"), T.Literal("build")]) }, { title: "ModeRequest", additionalProperties: false }),
+      body: T.Object(
+        { mode: T.Union([T.Literal("plan"), T.Literal("build")]) },
+        { title: "ModeRequest", additionalProperties: false },
+      ),
       errors: [409],
-      responses: { 200: T.Object({ ok: T.Literal(true), mode: T.Union([T.Literal("plan"), T.Literal("build")]) }, { title: "ModeResult" }) },
+      responses: {
+        200: T.Object(
+          { ok: T.Literal(true), mode: T.Union([T.Literal("plan"), T.Literal("build")]) },
+          { title: "ModeResult" },
+        ),
+      },
       handler: ({ params, body }) => {
         svc().require(params.id);
         idle(params.id, "changing the mode");
@@ -167,7 +200,9 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       tags,
       params: SessionIdParams,
       errors: [409],
-      responses: { 200: T.Object({ ok: T.Literal(true), originalTask: T.Optional(T.String()) }, { title: "CleanContextResult" }) },
+      responses: {
+        200: T.Object({ ok: T.Literal(true), originalTask: T.Optional(T.String()) }, { title: "CleanContextResult" }),
+      },
       handler: ({ params }) => svc().cleanContext(params.id, () => idle(params.id, "cleaning the context")),
     }),
     defineRoute({

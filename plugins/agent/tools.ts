@@ -40,7 +40,12 @@ export function todoWriteTool(deps: AgentToolDeps): ToolDefinition {
     async execute(args, ctx) {
       const todos = args.todos as TodoItem[];
       if (todos.filter((t) => t.status === "in_progress").length > 1) {
-        return toolError("invalid_arguments", "At most one todo may be in_progress.", "Keep one item in_progress and mark the others pending.", true);
+        return toolError(
+          "invalid_arguments",
+          "At most one todo may be in_progress.",
+          "Keep one item in_progress and mark the others pending.",
+          true,
+        );
       }
       deps.setMeta(ctx.sessionId, { todos });
       deps.publish(ctx.sessionId, { type: "todos_updated", todos });
@@ -75,14 +80,23 @@ export const questionTool: ToolDefinition = {
     const questions = args.questions as Question[];
     for (const [i, q] of questions.entries()) {
       if (new Set(q.options.map((o) => o.value)).size !== q.options.length) {
-        return toolError("invalid_arguments", `Question ${i + 1} has duplicate option values.`, "Give every option a distinct value.", true);
+        return toolError(
+          "invalid_arguments",
+          `Question ${i + 1} has duplicate option values.`,
+          "Give every option a distinct value.",
+          true,
+        );
       }
     }
     let answers: Array<string | string[]>;
     try {
       answers = await ctx.ask(questions);
     } catch {
-      return toolError("aborted", "The question was not answered (the turn was stopped).", "Wait for new instructions.");
+      return toolError(
+        "aborted",
+        "The question was not answered (the turn was stopped).",
+        "Wait for new instructions.",
+      );
     }
     const lines = questions.map((q, i) => {
       const a = answers[i] ?? "";
@@ -118,18 +132,31 @@ export function openPlanSteps(planDir: string): string[] {
 export function planDoneTool(deps: AgentToolDeps): ToolDefinition {
   return {
     name: "plan_done",
-    description: "Plan mode only: submit the finished plan (a Markdown file in the plans directory) for the user's approval, then stop.",
+    description:
+      "Plan mode only: submit the finished plan (a Markdown file in the plans directory) for the user's approval, then stop.",
     parameters: T.Object({ summary: T.Optional(T.String({ maxLength: 2000 })) }),
     modes: ["plan"],
     async execute(args, ctx) {
       const files = planFiles(ctx.plansDir);
       if (!files.length) {
-        return toolError("not_found", `No plan file in ${ctx.plansDir}.`, "Write the plan as a Markdown file in the plans directory first.", true);
+        return toolError(
+          "not_found",
+          `No plan file in ${ctx.plansDir}.`,
+          "Write the plan as a Markdown file in the plans directory first.",
+          true,
+        );
       }
       const planTransition = { kind: "done", path: files[0], summary: args.summary ?? "" };
       deps.setMeta(ctx.sessionId, { planTransition });
       deps.publish(ctx.sessionId, { type: "decision_state", planTransition });
-      return { content: JSON.stringify({ planReady: true, path: files[0], note: "The plan awaits the user's approval. Stop here." }), endsTurn: true };
+      return {
+        content: JSON.stringify({
+          planReady: true,
+          path: files[0],
+          note: "The plan awaits the user's approval. Stop here.",
+        }),
+        endsTurn: true,
+      };
     },
   };
 }
@@ -150,7 +177,8 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
     async execute(args, ctx) {
       const rec = deps.session(ctx.sessionId);
       const provider = rec && deps.provider(rec);
-      if (!rec || !provider) return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
+      if (!rec || !provider)
+        return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
       const tools = deps.tools().filter((t) => t.readOnly && t.name !== "task");
       const byName = new Map(tools.map((t) => [t.name, t]));
       const messages: Parameters<Provider["stream"]>[0]["messages"] = [
@@ -166,7 +194,10 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
             {
               model: rec.model,
               messages,
-              tools: tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+              tools: tools.map((t) => ({
+                type: "function" as const,
+                function: { name: t.name, description: t.description, parameters: t.parameters },
+              })),
             },
             ctx.signal,
           )) {
@@ -184,10 +215,25 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
           messages.push({
             role: "assistant",
             content,
-            tool_calls: pending.length ? pending.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) : undefined,
+            tool_calls: pending.length
+              ? pending.map((c) => ({
+                  id: c.id,
+                  type: "function" as const,
+                  function: { name: c.name, arguments: c.arguments },
+                }))
+              : undefined,
           });
-          ctx.emit({ type: "subagent_progress", description: args.description, call, toolCalls: pending.map((c) => c.name) });
-          if (!pending.length) return { content: content || "(the sub-agent returned no text)", meta: { subagentTokens: tokens, calls: call } };
+          ctx.emit({
+            type: "subagent_progress",
+            description: args.description,
+            call,
+            toolCalls: pending.map((c) => c.name),
+          });
+          if (!pending.length)
+            return {
+              content: content || "(the sub-agent returned no text)",
+              meta: { subagentTokens: tokens, calls: call },
+            };
           const results = await dispatchToolCalls(pending, {
             lookup: (n) => byName.get(n),
             available: () => [...byName.keys()],
@@ -201,7 +247,12 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
             messages.push({ role: "tool", tool_call_id: (pending[i] as { id: string }).id, content: r.content });
           });
         }
-        return toolError("execution_failed", `The sub-agent did not finish within ${SUBAGENT_MAX_CALLS} model calls.`, "Give it a narrower task.", true);
+        return toolError(
+          "execution_failed",
+          `The sub-agent did not finish within ${SUBAGENT_MAX_CALLS} model calls.`,
+          "Give it a narrower task.",
+          true,
+        );
       } finally {
         if (tokens) deps.addSubagentUsage(ctx.sessionId, tokens);
       }

@@ -1,8 +1,8 @@
 import { lstat, mkdir, readdir, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
-import { ApiError, type AnyRoute, defineRoute, OkSchema, T } from "../../core/index.js";
-import { byDirThenName, EntryTypeSchema, type EntryType, typeOf } from "./entries.js";
+import { type AnyRoute, ApiError, defineRoute, OkSchema, T } from "../../core/index.js";
+import { byDirThenName, type EntryType, EntryTypeSchema, typeOf } from "./entries.js";
 import { checkBareName, fsError, isInside, realpathOrUndefined } from "./paths.js";
 
 /** Entries listed per directory at most. */
@@ -175,9 +175,12 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
       ),
       errors: [409],
       responses: {
-        200: T.Object({ ok: T.Literal(true), path: T.String({ description: "The new directory (absolute)" }) }, {
-          title: "BrowseMkdirResult",
-        }),
+        200: T.Object(
+          { ok: T.Literal(true), path: T.String({ description: "The new directory (absolute)" }) },
+          {
+            title: "BrowseMkdirResult",
+          },
+        ),
       },
       handler: async ({ body }) => {
         const all = await roots();

@@ -48,7 +48,12 @@ export function contentDisposition(kind: "attachment" | "inline", name: string):
  * Serves a regular file. The file is opened before any header is written, so a missing or unreadable file is a
  * clean 404/400; a streamed download is closed when the client goes away.
  */
-export async function fileDownload(abs: string, shown: string, inline: boolean, signal: AbortSignal): Promise<RouteResult> {
+export async function fileDownload(
+  abs: string,
+  shown: string,
+  inline: boolean,
+  signal: AbortSignal,
+): Promise<RouteResult> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(abs, "r");

@@ -1,6 +1,6 @@
 import {
-  ApiError,
   type AnyRoute,
+  ApiError,
   defineRoute,
   SessionIdParams,
   type SessionService,
@@ -15,7 +15,7 @@ const IMAGE_DATA_URL = /^data:(image\/[a-z0-9.+-]+)(?:;[^,;]*)*;base64,/i;
 export function imageOf(msg: StoredMessage | undefined, idx: number): { mime: string; bytes: Buffer } | undefined {
   if (!msg || !Array.isArray(msg.content)) return undefined;
   const part = msg.content.filter((p) => p.type === "image_url")[idx];
-  if (!part || part.type !== "image_url") return undefined;
+  if (part?.type !== "image_url") return undefined;
   const url = part.image_url.url;
   const m = IMAGE_DATA_URL.exec(url);
   if (!m?.[1]) return undefined;
@@ -37,7 +37,9 @@ export function imageRoute(sessions: () => SessionService, store: () => SessionS
     params: SessionIdParams,
     query: T.Object({
       seq: T.Integer({ minimum: 0, description: "Message seq" }),
-      idx: T.Optional(T.Integer({ minimum: 0, maximum: 1000, description: "Index among the message's images (default 0)" })),
+      idx: T.Optional(
+        T.Integer({ minimum: 0, maximum: 1000, description: "Index among the message's images (default 0)" }),
+      ),
     }),
     responses: {
       200: { description: "The image bytes", contentType: "image/*", schema: T.String({ format: "binary" }) },

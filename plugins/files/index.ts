@@ -29,7 +29,8 @@ export const FilesOptionsSchema = T.Object(
     ),
     browseRoots: T.Optional(
       T.Array(T.String({ minLength: 1, pattern: "^/" }), {
-        description: "Absolute directories GET/DELETE /browse and /browse/mkdir may reach " +
+        description:
+          "Absolute directories GET/DELETE /browse and /browse/mkdir may reach " +
           "(default: the user's home directory and the daemon's default working directory)",
       }),
     ),
@@ -55,8 +56,7 @@ export default definePlugin({
     const options = ctx.options as FilesOptions;
     const sessions = () => ctx.services.get(SessionServiceToken);
     const inputsRoot = path.join(ctx.home, "inputs");
-    const configuredRoots = () =>
-      options.browseRoots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
+    const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
 
     const routes = [
       ...sessionFsRoutes(sessions),

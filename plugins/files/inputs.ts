@@ -1,9 +1,9 @@
-import { lstat, mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import { rmSync } from "node:fs";
+import { lstat, mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
-  ApiError,
   type AnyRoute,
+  ApiError,
   defineRoute,
   OkSchema,
   SessionIdParams,
@@ -77,7 +77,10 @@ export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
       params: SessionIdParams,
       responses: {
         200: T.Object(
-          { dir: T.String({ description: "The attachments directory (absolute)" }), entries: T.Array(AttachmentSchema) },
+          {
+            dir: T.String({ description: "The attachments directory (absolute)" }),
+            entries: T.Array(AttachmentSchema),
+          },
           { title: "AttachmentList" },
         ),
       },

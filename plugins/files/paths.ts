@@ -58,6 +58,7 @@ function hasDotDot(p: string): boolean {
 /** A bare entry name (rename target, new folder): no separators, not "." or "..", no control characters. */
 export function checkBareName(name: string, what = "name"): string {
   const n = name.trim();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (!n || n === "." || n === ".." || /[/\0]/.test(n) || /[\x00-\x1f\x7f]/.test(n)) {
     throw ApiError.badRequest(`Invalid ${what}: ${JSON.stringify(name)} (a plain name without "/" is expected)`);
   }

@@ -1,8 +1,8 @@
-import { readdir, rename, rm, stat, lstat } from "node:fs/promises";
+import { lstat, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import {
-  ApiError,
   type AnyRoute,
+  ApiError,
   defineRoute,
   OkSchema,
   SessionIdParams,
@@ -194,9 +194,12 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
       ),
       errors: [409],
       responses: {
-        200: T.Object({ ok: T.Literal(true), from: T.String(), path: T.String({ description: "The new relative path" }) }, {
-          title: "FsRenameResult",
-        }),
+        200: T.Object(
+          { ok: T.Literal(true), from: T.String(), path: T.String({ description: "The new relative path" }) },
+          {
+            title: "FsRenameResult",
+          },
+        ),
       },
       handler: async ({ params, body }) => {
         const { root, aliases } = await requireRoot(params.id);
@@ -225,7 +228,13 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
           throw ApiError.badRequest("Cannot move a directory into itself");
         }
         const shownDst = relativeTo(root, dst);
-        if (await lstat(dst).then(() => true, () => false)) throw ApiError.conflict(`Already exists: ${shownDst}`);
+        if (
+          await lstat(dst).then(
+            () => true,
+            () => false,
+          )
+        )
+          throw ApiError.conflict(`Already exists: ${shownDst}`);
         await rename(src.abs, dst).catch((err) => {
           throw fsError(err, shownDst);
         });

@@ -8,11 +8,59 @@ import { ApiError } from "../../core/index.js";
 
 export const BLOCKED_EXTENSIONS: ReadonlySet<string> = new Set<string>([
   // native executables, libraries, installers, packages
-  "exe", "msi", "msp", "msc", "dll", "so", "dylib", "bin", "com", "scr", "cpl", "ocx", "sys", "drv", "efi",
-  "elf", "out", "run", "app", "pkg", "dmg", "deb", "rpm", "apk", "appimage", "jar", "gadget", "lnk", "pif",
+  "exe",
+  "msi",
+  "msp",
+  "msc",
+  "dll",
+  "so",
+  "dylib",
+  "bin",
+  "com",
+  "scr",
+  "cpl",
+  "ocx",
+  "sys",
+  "drv",
+  "efi",
+  "elf",
+  "out",
+  "run",
+  "app",
+  "pkg",
+  "dmg",
+  "deb",
+  "rpm",
+  "apk",
+  "appimage",
+  "jar",
+  "gadget",
+  "lnk",
+  "pif",
   // shell and OS scripts
-  "sh", "bash", "zsh", "ksh", "csh", "fish", "command", "bat", "cmd", "ps1", "psm1", "psd1", "vbs", "vbe",
-  "jse", "wsf", "wsh", "hta", "reg", "inf", "scf", "action", "workflow",
+  "sh",
+  "bash",
+  "zsh",
+  "ksh",
+  "csh",
+  "fish",
+  "command",
+  "bat",
+  "cmd",
+  "ps1",
+  "psm1",
+  "psd1",
+  "vbs",
+  "vbe",
+  "jse",
+  "wsf",
+  "wsh",
+  "hta",
+  "reg",
+  "inf",
+  "scf",
+  "action",
+  "workflow",
 ] as const);
 
 const BLOCKED_MIME = new Set([
@@ -49,6 +97,7 @@ const BLOCKED_MIME = new Set([
 export function sanitizeName(raw: string): string {
   const last = raw.split(/[/\\]/).pop() ?? "";
   const cleaned = last
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
     .replace(/[\x00-\x1f\x7f]/g, "")
     .replace(/[<>:"|?*]/g, "_")
     .trim()
@@ -91,12 +140,16 @@ export interface DataUrl {
 export function parseDataUrl(url: string): DataUrl {
   const comma = url.indexOf(",");
   if (!url.startsWith("data:") || comma < 0) throw ApiError.badRequest("Expected a data: URL (data:<type>;base64,...)");
-  const header = url.slice(5, comma).split(";").map((s) => s.trim());
+  const header = url
+    .slice(5, comma)
+    .split(";")
+    .map((s) => s.trim());
   const base64 = header.at(-1)?.toLowerCase() === "base64";
   const mime = (header[0] || "text/plain").toLowerCase();
   const payload = url.slice(comma + 1);
   if (base64) {
-    if (!/^[A-Za-z0-9+/_\s-]*={0,2}\s*$/.test(payload)) throw ApiError.badRequest("Invalid base64 data in the data: URL");
+    if (!/^[A-Za-z0-9+/_\s-]*={0,2}\s*$/.test(payload))
+      throw ApiError.badRequest("Invalid base64 data in the data: URL");
     const chars = payload.replace(/[\s=]/g, "").length;
     return { mime, estimatedBytes: Math.floor((chars * 3) / 4), decode: () => Buffer.from(payload, "base64") };
   }

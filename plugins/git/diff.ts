@@ -1,8 +1,8 @@
 import { lstat, readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { ApiError } from "../../core/index.js";
-import { emptyTree, git, type GitResult, gitComplaint, headCommit, repoRoot, splitZ } from "./git.js";
-import { addedFileHunk, type Hunk, type LineBudget, parseChunk, type ParsedChunk, splitPatch } from "./patch.js";
+import { emptyTree, type GitResult, git, gitComplaint, headCommit, repoRoot, splitZ } from "./git.js";
+import { addedFileHunk, type Hunk, type LineBudget, type ParsedChunk, parseChunk, splitPatch } from "./patch.js";
 
 export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "untracked";
 
@@ -179,7 +179,7 @@ function trackedFiles(
   budget: LineBudget,
 ): DiffFile[] {
   const byHeader = new Map<string, number>();
-  chunks.forEach((c, i) => byHeader.set(c[0] as string, i));
+  for (const [i, c] of chunks.entries()) byHeader.set(c[0] as string, i);
   return changes.map((c, i) => {
     // The three outputs come from one diff queue, so they line up; the header check guards against a change
     // on disk between the calls. git quotes a header only for names with control characters, quotes or "\".
@@ -204,7 +204,12 @@ function trackedFiles(
   });
 }
 
-async function untrackedFiles(cwd: string, paths: string[], limits: DiffLimits, budget: LineBudget): Promise<DiffFile[]> {
+async function untrackedFiles(
+  cwd: string,
+  paths: string[],
+  limits: DiffLimits,
+  budget: LineBudget,
+): Promise<DiffFile[]> {
   const files: DiffFile[] = [];
   for (const [i, p] of paths.entries()) {
     const file: DiffFile = {

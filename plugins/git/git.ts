@@ -31,14 +31,22 @@ const STDERR_MAX = 64 * 1024;
 
 /** `-c` settings put before every command. */
 export const SAFE_CONFIG = [
-  "-c", "core.fsmonitor=false",
-  "-c", "core.quotePath=false",
-  "-c", "core.pager=cat",
-  "-c", "color.ui=false",
-  "-c", "diff.noprefix=false",
-  "-c", "diff.mnemonicPrefix=false",
-  "-c", "diff.relative=false",
-  "-c", "diff.suppressBlankEmpty=false",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "core.pager=cat",
+  "-c",
+  "color.ui=false",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "diff.relative=false",
+  "-c",
+  "diff.suppressBlankEmpty=false",
 ];
 
 const GIT_ENV: NodeJS.ProcessEnv = {
@@ -126,7 +134,12 @@ export function git(cwd: string, args: string[], opts: GitOptions = {}): Promise
 export function gitComplaint(r: GitResult): string {
   if (r.missing) return "git is not installed";
   if (r.timedOut) return "git took too long";
-  return r.stderr.split("\n").find((l) => l.trim())?.replace(/^(fatal|error): /, "") ?? `git exited with ${r.code}`;
+  return (
+    r.stderr
+      .split("\n")
+      .find((l) => l.trim())
+      ?.replace(/^(fatal|error): /, "") ?? `git exited with ${r.code}`
+  );
 }
 
 /** The work tree state of a directory: inside a repository or not, and its top level. */

@@ -16,7 +16,7 @@ import { DEFAULT_DIFF_LIMITS, type DiffLimits, workingTreeDiff } from "./diff.js
 import { gitInfo } from "./info.js";
 
 export { DEFAULT_DIFF_LIMITS, type DiffFile, type DiffLimits, type WorkingTreeDiff, workingTreeDiff } from "./diff.js";
-export { emptyTree, git, type GitOptions, type GitResult, gitComplaint, headCommit, repoRoot, splitZ } from "./git.js";
+export { emptyTree, type GitOptions, type GitResult, git, gitComplaint, headCommit, repoRoot, splitZ } from "./git.js";
 export { type GitInfo, gitInfo, redactUrl } from "./info.js";
 export { type DiffLine, type Hunk, parseChunk, splitPatch } from "./patch.js";
 

@@ -1,4 +1,4 @@
-import { git, gitComplaint, type GitOptions, repoRoot, splitZ } from "./git.js";
+import { type GitOptions, git, gitComplaint, repoRoot, splitZ } from "./git.js";
 
 export interface GitInfo {
   isGit: boolean;
@@ -100,7 +100,11 @@ export async function gitInfo(cwd: string, opts: GitOptions = {}): Promise<GitIn
   const root = await repoRoot(cwd, o);
   if (!root) return { isGit: false, cwd };
   const [status, remotes, log] = await Promise.all([
-    git(cwd, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", "--ignore-submodules=dirty"], o),
+    git(
+      cwd,
+      ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", "--ignore-submodules=dirty"],
+      o,
+    ),
     git(cwd, ["remote", "-v"], o),
     git(cwd, ["log", "-1", "--format=%H%x00%s%x00%an%x00%aI", "--no-show-signature"], o),
   ]);
@@ -117,7 +121,7 @@ export async function gitInfo(cwd: string, opts: GitOptions = {}): Promise<GitIn
     hasCommits,
     branch: detached || !branch ? null : branch,
     detached,
-    head: hasCommits ? s.oid ?? (sha || null) : null,
+    head: hasCommits ? (s.oid ?? (sha || null)) : null,
     upstream: s.upstream ?? null,
     ahead: s.upstream ? (s.ahead ?? 0) : null,
     behind: s.upstream ? (s.behind ?? 0) : null,

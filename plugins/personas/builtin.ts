@@ -58,7 +58,13 @@ When you finish, list the documents you created or changed.`;
 
 /** The built-in personas. `default` is the daemon's default persona unless the config names another. */
 export const BUILTIN_PERSONAS: Persona[] = [
-  { name: "default", label: "Engineer", description: "A careful senior software engineer (the default)", prompt: ENGINEER, source: "builtin" },
+  {
+    name: "default",
+    label: "Engineer",
+    description: "A careful senior software engineer (the default)",
+    prompt: ENGINEER,
+    source: "builtin",
+  },
   {
     name: "architect",
     label: "Architect",

@@ -22,15 +22,25 @@ const PersonaSchema = T.Object(
 
 const ScopeFields = {
   cwd: T.Optional(
-    T.String({ minLength: 1, maxLength: 4096, description: "Include the personas/skills of this directory's project (if trusted)" }),
+    T.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: "Include the personas/skills of this directory's project (if trusted)",
+    }),
   ),
-  sessionId: T.Optional(T.String({ minLength: 1, maxLength: 200, description: "Same, for the working directory of this session" })),
+  sessionId: T.Optional(
+    T.String({ minLength: 1, maxLength: 200, description: "Same, for the working directory of this session" }),
+  ),
 };
 const ScopeQuery = T.Object(ScopeFields);
 const NamedQuery = T.Object({ name: T.String({ minLength: 1, maxLength: 100 }), ...ScopeFields });
 
 const PersonaContentSchema = T.Object(
-  { ok: T.Literal(true), name: T.String(), content: T.String({ description: "The system prompt, frontmatter stripped" }) },
+  {
+    ok: T.Literal(true),
+    name: T.String(),
+    content: T.String({ description: "The system prompt, frontmatter stripped" }),
+  },
   { title: "PersonaContent" },
 );
 const SkillContentSchema = T.Object(
@@ -134,7 +144,9 @@ export function catalogRoutes(deps: CatalogDeps) {
         const cwd = scopeOf(deps, req.query);
         const s = deps.project()?.skill(req.query.name, cwd);
         if (!s) throw ApiError.notFound(`Unknown skill: ${req.query.name}`);
-        return { body: { ok: true as const, name: s.name, description: s.description, source: s.source, content: s.content } };
+        return {
+          body: { ok: true as const, name: s.name, description: s.description, source: s.source, content: s.content },
+        };
       },
     }),
   ];

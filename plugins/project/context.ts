@@ -85,7 +85,12 @@ export class ProjectResources implements ProjectContext {
 
   view(cwd: string): ProjectView {
     const root = this.deps.trust.projectRoot(cwd);
-    return { root, trusted: this.deps.trust.isTrusted(root), local: this.projectResources(root), global: this.globalResources() };
+    return {
+      root,
+      trusted: this.deps.trust.isTrusted(root),
+      local: this.projectResources(root),
+      global: this.globalResources(),
+    };
   }
 
   hasLocalResources(cwd: string): boolean {
@@ -101,7 +106,8 @@ export class ProjectResources implements ProjectContext {
 
   personas(cwd?: string): Persona[] {
     const byName = new Map<string, Persona>();
-    for (const scope of this.scopes(cwd)) for (const p of scope.personas) if (!byName.has(p.name)) byName.set(p.name, p);
+    for (const scope of this.scopes(cwd))
+      for (const p of scope.personas) if (!byName.has(p.name)) byName.set(p.name, p);
     for (const p of this.deps.registry.list()) if (!byName.has(p.name)) byName.set(p.name, p);
     const def = this.deps.defaultPersona;
     return [...byName.values()].sort((a, b) =>
@@ -157,11 +163,16 @@ export class ProjectResources implements ProjectContext {
       for (const r of rules) add(`### ${r.name}${r.description ? ` (${r.description})` : ""}`, r.content, r.file);
     }
     for (const c of global.contextFiles) add(`## Global instructions (${c.name})`, c.content, c.file);
-    for (const c of local?.contextFiles ?? []) add(`## Project instructions (${c.name} in ${v.root})`, c.content, c.file);
+    for (const c of local?.contextFiles ?? [])
+      add(`## Project instructions (${c.name} in ${v.root})`, c.content, c.file);
     const skills = this.skills(cwd).filter((s) => s.modelInvocable);
     if (skills.length && budget > 0) {
       const list = skills.map((s) => `- ${s.name}: ${s.description || "(no description)"}`).join("\n");
-      add("## Skills", `When a task matches a skill, load it with the skill tool (name) before starting:\n${list}`, "skills");
+      add(
+        "## Skills",
+        `When a task matches a skill, load it with the skill tool (name) before starting:\n${list}`,
+        "skills",
+      );
     }
     return parts.join("\n\n");
   }

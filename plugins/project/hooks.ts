@@ -117,7 +117,14 @@ export function runHook(
       child = execFile(
         file,
         args,
-        { cwd: opts.cwd, env: opts.env, timeout: hook.timeoutMs, maxBuffer: MAX_OUTPUT, signal: opts.signal, windowsHide: true },
+        {
+          cwd: opts.cwd,
+          env: opts.env,
+          timeout: hook.timeoutMs,
+          maxBuffer: MAX_OUTPUT,
+          signal: opts.signal,
+          windowsHide: true,
+        },
         (err, stdout, stderr) => {
           const out = { stdout: String(stdout), stderr: String(stderr) };
           if (!err) return done({ code: 0, ...out, timedOut: false });

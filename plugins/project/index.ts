@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import {
   definePlugin,
-  type PluginContext,
   PersonaRegistryToken,
+  type PluginContext,
   ProjectContextToken,
   ProjectTrustToken,
   SessionServiceToken,
@@ -23,7 +23,10 @@ export { TrustStore } from "./trust.js";
 const OptionsSchema = T.Object(
   {
     hooks: T.Optional(
-      T.Object({}, { additionalProperties: true, description: "Global hooks, same shape as <project>/.agentd/hooks.json" }),
+      T.Object(
+        {},
+        { additionalProperties: true, description: "Global hooks, same shape as <project>/.agentd/hooks.json" },
+      ),
     ),
   },
   { additionalProperties: false },

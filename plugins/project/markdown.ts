@@ -19,7 +19,8 @@ export function parseMarkdown(text: string): MarkdownDoc {
   try {
     const meta = parse(m[1] ?? "") as unknown;
     if (meta === null || meta === undefined) return { meta: {}, body };
-    if (typeof meta !== "object" || Array.isArray(meta)) return { meta: {}, body, problem: "frontmatter is not a mapping" };
+    if (typeof meta !== "object" || Array.isArray(meta))
+      return { meta: {}, body, problem: "frontmatter is not a mapping" };
     return { meta: meta as Record<string, unknown>, body };
   } catch (err) {
     return { meta: {}, body, problem: `invalid frontmatter: ${(err as Error).message.split("\n")[0]}` };

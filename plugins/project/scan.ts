@@ -239,7 +239,13 @@ export function scanProject(root: string): Resources {
 
 export function hasAny(r: Resources): boolean {
   return (
-    r.personas.length + r.skills.length + r.rules.length + r.contextFiles.length + r.hooks.length + r.mcp.length + r.ssh.length >
+    r.personas.length +
+      r.skills.length +
+      r.rules.length +
+      r.contextFiles.length +
+      r.hooks.length +
+      r.mcp.length +
+      r.ssh.length >
     0
   );
 }

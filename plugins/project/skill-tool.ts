@@ -3,7 +3,11 @@ import type { ProjectResources } from "./context.js";
 
 const Params = T.Object(
   {
-    name: T.String({ minLength: 1, maxLength: 64, description: "The skill name, as listed under Skills in the system prompt" }),
+    name: T.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "The skill name, as listed under Skills in the system prompt",
+    }),
     args: T.Optional(T.String({ maxLength: 4000, description: "What to apply the skill to (optional)" })),
   },
   { additionalProperties: false },
@@ -19,7 +23,9 @@ export function skillTool(resources: () => ProjectResources): ToolDefinition<{ n
     parameters: Params,
     readOnly: true,
     async execute(args, ctx) {
-      const all = resources().skills(ctx.cwd).filter((s) => s.modelInvocable);
+      const all = resources()
+        .skills(ctx.cwd)
+        .filter((s) => s.modelInvocable);
       const skill = all.find((s) => s.name === args.name);
       if (!skill) {
         const names = all.map((s) => s.name).join(", ") || "none";

@@ -34,7 +34,12 @@ export class ToolHookRunner {
     return this.deps.hooks(e.cwd).filter((h) => h.event === event && matchesTool(h.matcher, e.tool));
   }
 
-  async run(event: HookEvent, hooks: HookSpec[], e: ToolHookEvent, result?: ToolResult): Promise<ToolHookVerdict | undefined> {
+  async run(
+    event: HookEvent,
+    hooks: HookSpec[],
+    e: ToolHookEvent,
+    result?: ToolResult,
+  ): Promise<ToolHookVerdict | undefined> {
     const root = this.deps.projectRoot(e.cwd);
     const payload: Record<string, unknown> = {
       hook_event_name: event,
@@ -77,7 +82,10 @@ export class ToolHookRunner {
       : o.error
         ? `could not run (${o.error})`
         : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
-    this.deps.log.warn({ sessionId: e.sessionId, event, hook: name, code: o.code, timedOut: o.timedOut }, "hook failed");
+    this.deps.log.warn(
+      { sessionId: e.sessionId, event, hook: name, code: o.code, timedOut: o.timedOut },
+      "hook failed",
+    );
     const outcome = event === "PreToolUse" ? "; the tool call went ahead" : "";
     this.deps.publish(e.sessionId, { type: "notice", message: `${event} hook "${name}" ${why}${outcome}.` });
     return undefined;

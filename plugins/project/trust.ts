@@ -1,5 +1,5 @@
-import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { type Disposable, type Logger, type ProjectTrust, type TrustRecord, toDisposable } from "../../core/index.js";
 
 interface TrustFile {

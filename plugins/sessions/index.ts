@@ -2,16 +2,16 @@ import {
   DEFAULT_HISTORY_TURNS,
   definePlugin,
   defineRoute,
+  HistoryPageFields,
   OkSchema,
   SessionIdParams,
+  type SessionRecord,
   SessionSchema,
+  type SessionService,
   SessionServiceToken,
   SessionStoreToken,
   SessionSummarySchema,
-  HistoryPageFields,
   T,
-  type SessionRecord,
-  type SessionService,
 } from "../../core/index.js";
 
 const CreateSessionRequest = T.Object(
@@ -19,7 +19,11 @@ const CreateSessionRequest = T.Object(
     persona: T.Optional(T.String({ minLength: 1, maxLength: 100, description: "Persona name (404 when unknown)" })),
     model: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
     cwd: T.Optional(
-      T.String({ minLength: 1, maxLength: 4096, description: 'Absolute existing directory, or "sandbox" for a scratch one' }),
+      T.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'Absolute existing directory, or "sandbox" for a scratch one',
+      }),
     ),
     title: T.Optional(T.String({ maxLength: 200 })),
   },
@@ -48,7 +52,9 @@ const ListQuery = T.Object({
 });
 
 const TurnsQuery = T.Object({
-  turns: T.Optional(T.Integer({ minimum: 1, maximum: 100000, description: `User turns of history (default ${DEFAULT_HISTORY_TURNS})` })),
+  turns: T.Optional(
+    T.Integer({ minimum: 1, maximum: 100000, description: `User turns of history (default ${DEFAULT_HISTORY_TURNS})` }),
+  ),
 });
 
 const HistoryQuery = T.Object({
@@ -183,7 +189,9 @@ export default definePlugin({
         params: SessionIdParams,
         body: T.Object({ title: T.String({ maxLength: 10_000 }) }, { additionalProperties: false }),
         responses: { 200: T.Object({ ok: T.Literal(true), title: T.String() }, { title: "RenameResult" }) },
-        handler: ({ params, body }) => ({ body: { ok: true as const, title: svc().rename(params.id, body.title).title ?? "" } }),
+        handler: ({ params, body }) => ({
+          body: { ok: true as const, title: svc().rename(params.id, body.title).title ?? "" },
+        }),
       }),
       defineRoute({
         method: "POST",
@@ -194,7 +202,9 @@ export default definePlugin({
         params: SessionIdParams,
         body: T.Object({ pinned: T.Boolean() }, { additionalProperties: false }),
         responses: { 200: T.Object({ ok: T.Literal(true), pinned: T.Boolean() }, { title: "PinResult" }) },
-        handler: ({ params, body }) => ({ body: { ok: true as const, pinned: svc().setPinned(params.id, body.pinned).pinned } }),
+        handler: ({ params, body }) => ({
+          body: { ok: true as const, pinned: svc().setPinned(params.id, body.pinned).pinned },
+        }),
       }),
       defineRoute({
         method: "POST",
@@ -205,7 +215,11 @@ export default definePlugin({
         params: SessionIdParams,
         responses: {
           200: T.Object(
-            { ok: T.Literal(true), token: T.String(), url: T.String({ description: "Relative URL of the public page" }) },
+            {
+              ok: T.Literal(true),
+              token: T.String(),
+              url: T.String({ description: "Relative URL of the public page" }),
+            },
             { title: "ShareLink" },
           ),
         },
@@ -241,10 +255,14 @@ export default definePlugin({
         responses: { 200: T.Object({ events: T.Array(StoredEventSchema) }, { title: "EventHistory" }) },
         handler: ({ params, query }) => {
           svc().require(params.id);
-          const rows = ctx.services.get(SessionStoreToken).readEvents(params.id, query.after ?? 0, query.limit ?? AUDIT_PAGE, {
-            durableOnly: true,
-          });
-          return { body: { events: rows.map((r) => ({ seq: r.seq, ts: r.ts, type: r.type, payload: JSON.parse(r.json) })) } };
+          const rows = ctx.services
+            .get(SessionStoreToken)
+            .readEvents(params.id, query.after ?? 0, query.limit ?? AUDIT_PAGE, {
+              durableOnly: true,
+            });
+          return {
+            body: { events: rows.map((r) => ({ seq: r.seq, ts: r.ts, type: r.type, payload: JSON.parse(r.json) })) },
+          };
         },
       }),
     ];

@@ -12,11 +12,17 @@ import {
   ThemeRegistryToken,
   ToolRegistryToken,
 } from "../../core/index.js";
-import { AppearanceStore } from "./appearance.js";
 import { DIALECTS, type Dialect, detectDialect, reasoningOptionsFor } from "../../core/reasoning.js";
+import { AppearanceStore } from "./appearance.js";
 
+export {
+  DIALECTS,
+  type Dialect,
+  detectDialect,
+  type ReasoningOptions,
+  reasoningOptionsFor,
+} from "../../core/reasoning.js";
 export { type Appearance, DEFAULT_APPEARANCE } from "./appearance.js";
-export { DIALECTS, type Dialect, detectDialect, type ReasoningOptions, reasoningOptionsFor } from "../../core/reasoning.js";
 
 export const SettingsOptionsSchema = T.Object(
   {

@@ -1,6 +1,5 @@
 import { definePlugin, type Static, T } from "../../core/index.js";
 import { createWebFetchTool, DEFAULT_FETCH_LIMITS } from "./fetch-tool.js";
-import { createBraveBackend, createSearxngBackend } from "./search-backends.js";
 import {
   CONFIG_KEY,
   createWebSearchRegistry,
@@ -8,9 +7,9 @@ import {
   type WebSearchBackend,
   WebSearchRegistryToken,
 } from "./search.js";
+import { createBraveBackend, createSearxngBackend } from "./search-backends.js";
 
 export { createWebFetchTool, DEFAULT_FETCH_LIMITS } from "./fetch-tool.js";
-export { BRAVE_ENDPOINT, createBraveBackend, createSearxngBackend } from "./search-backends.js";
 export {
   createWebSearchRegistry,
   createWebSearchTool,
@@ -19,6 +18,7 @@ export {
   WebSearchRegistryToken,
   type WebSearchResult,
 } from "./search.js";
+export { BRAVE_ENDPOINT, createBraveBackend, createSearxngBackend } from "./search-backends.js";
 
 const SearchOptions = T.Object({
   backend: T.String({

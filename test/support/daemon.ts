@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,7 +35,12 @@ export class ApiClient {
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
-  async request<T = any>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     const auth = opts.auth ?? true;
     if (auth !== false) headers.authorization = `Bearer ${typeof auth === "string" ? auth : this.token}`;
@@ -43,7 +48,11 @@ export class ApiClient {
     if (opts.raw !== undefined) payload = typeof opts.raw === "string" ? opts.raw : new Uint8Array(opts.raw);
     else if (body !== undefined) payload = JSON.stringify(body);
     if (payload !== undefined) headers["content-type"] ??= "application/json";
-    const url = path.startsWith("http") ? path : path.startsWith("/api/") || path.startsWith("/login") || path === "/" ? `${this.baseUrl}${path}` : `${this.api}${path}`;
+    const url = path.startsWith("http")
+      ? path
+      : path.startsWith("/api/") || path.startsWith("/login") || path === "/"
+        ? `${this.baseUrl}${path}`
+        : `${this.api}${path}`;
     const res = await fetch(url, { method, headers, body: payload, redirect: "manual" });
     const text = await res.text();
     let parsed: unknown = text;
@@ -160,7 +169,11 @@ export interface DaemonProcess {
 }
 
 /** Runs `agentd serve --port 0` as a child process (for signals, SIGKILL recovery and CLI tests). */
-export async function spawnDaemon(home: string, env: Record<string, string> = {}, timeoutMs = 15_000): Promise<DaemonProcess> {
+export async function spawnDaemon(
+  home: string,
+  env: Record<string, string> = {},
+  timeoutMs = 15_000,
+): Promise<DaemonProcess> {
   const file = join(home, "server.json");
   rmSync(file, { force: true });
   const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--home", home], {

@@ -1,5 +1,5 @@
 /** The test harness for agentd and its plugins (`agentd/testing`). */
 export * from "./daemon.js";
-export * from "./sse.js";
 export * from "./fake-provider.js";
 export * from "./plugin-harness.js";
+export * from "./sse.js";

@@ -113,5 +113,12 @@ export function registerPlugin(plugin: Plugin, opts: RegisterOptions = {}): Regi
     onDispose: (d) => void disposers.push(typeof d === "function" ? d : () => d.dispose()),
   };
   plugin.register(ctx);
-  return { ctx, ...out, services, dispose: () => disposers.splice(0).reverse().forEach((d) => d()) };
+  return {
+    ctx,
+    ...out,
+    services,
+    dispose: () => {
+      for (const d of disposers.splice(0).reverse()) d();
+    },
+  };
 }
