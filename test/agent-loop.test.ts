@@ -129,6 +129,10 @@ describe("agent loop (fake provider, real daemon)", function () {
     ).to.equal("Hello");
     expect(ends()).to.have.length(1);
     expect(ends()[0]?.json.reason).to.equal("stop");
+    const meta = sse.ofType("turn_meta")[0]?.json;
+    expect(meta).to.include({ model: "fake-model", provider: "openai" });
+    expect(all.indexOf("turn_meta")).to.be.lessThan(all.indexOf("end"));
+    expect(sse.ofType("fs_change")).to.have.length(0); // no tool ran
     const view = await d.get(`/sessions/${id}`);
     expect(view.body.status).to.equal("idle");
     expect(view.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).to.deep.equal([
@@ -170,6 +174,7 @@ describe("agent loop (fake provider, real daemon)", function () {
     const starts = sse.ofType("tool_start");
     const toolEnds = sse.ofType("tool_end");
     expect(starts).to.have.length(1);
+    expect(sse.ofType("fs_change")).to.have.length(1); // a mutating tool ran
     expect(toolEnds[0]?.json).to.deep.include({ id: "call_1", name: "probe_write", status: "ok" });
     expect(sse.frames.indexOf(starts[0] as never)).to.be.lessThan(sse.frames.indexOf(toolEnds[0] as never));
   });

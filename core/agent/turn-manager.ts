@@ -215,6 +215,11 @@ export class TurnManager implements TurnController {
     } finally {
       t.finished = true;
       t.blocks.length = 0;
+      const ended = this.deps.store.getSession(t.sessionId);
+      if (ended) {
+        const provider = this.deps.provider(ended)?.id;
+        emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
+      }
       emit({ type: "end", reason });
       this.active.delete(t.sessionId);
       this.onRunningChange(this.running());
@@ -515,6 +520,8 @@ export class TurnManager implements TurnController {
         }
       }
     }
+    // Clients refresh file views after tools that may have changed files (cast's `fs_change`).
+    if (calls.some((c) => byName.get(c.name)?.readOnly !== true)) emit({ type: "fs_change" });
     return calls.map((c) => ({ id: c.id, name: c.name, result: recorded.get(c.id) as ToolResult }));
   }
 }
