@@ -47,6 +47,17 @@ describe("bash through the daemon", function () {
     expect(JSON.stringify(sse.frames)).to.not.include("sk-env-secret");
   });
 
+  it("streams a long command's output while it runs (tool_output), before its result", async () => {
+    fake.script(bash("for i in 1 2 3; do echo step$i; sleep 0.3; done"), text("built"));
+    await run("build");
+    const first = await sse.waitFor((f) => f.json?.type === "tool_output" && f.json.text.includes("step1"));
+    expect(first.json.toolCallId).to.equal("b1");
+    await ended();
+    const outputs = sse.ofType("tool_output");
+    expect(outputs.map((f) => f.json.text).join("")).to.equal("step1\nstep2\nstep3\n");
+    expect(sse.frames.indexOf(first)).to.be.lessThan(sse.frames.indexOf(sse.ofType("tool_end")[0] as never));
+  });
+
   it("asks before a dangerous command; denied never runs, allowed runs once", async () => {
     const marker = join(cwd, "gone");
     fake.script(bash(`rm -rf ./build && touch ${marker}`), text("understood"));

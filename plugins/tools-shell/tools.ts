@@ -184,7 +184,11 @@ async function runForeground(
   const started = Date.now();
   const proc = new ShellProcess({ command, cwd: ctx.cwd, env: shellEnv(), killGraceMs: limits.killGraceMs });
   const output = new HeadTailBuffer(limits.maxOutputChars);
-  proc.onOutput((text) => output.append(text));
+  const progress = liveOutput(ctx);
+  proc.onOutput((text) => {
+    output.append(text);
+    progress.push(text);
+  });
   let stoppedBy: "timeout" | "abort" | undefined;
   const stop = (why: "timeout" | "abort") => {
     stoppedBy ??= why;
@@ -200,6 +204,7 @@ async function runForeground(
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
+    progress.end();
   }
 
   if (exit.spawnError) {
@@ -233,6 +238,39 @@ async function runForeground(
   if (exit.outputAbandoned) parts.push(ABANDONED_NOTE);
   parts.push(exitLine(exit.code, exit.signal));
   return { content: parts.join("\n\n"), meta };
+}
+
+/** How often, and how much in all, a running command's output is streamed to clients as `tool_output` events. */
+const LIVE_OUTPUT_INTERVAL_MS = 200;
+const LIVE_OUTPUT_MAX_CHARS = 64 * 1024;
+
+/**
+ * Streams a foreground command's output to clients while it runs (`tool_output {toolCallId, text}`), so a long
+ * build or test run shows progress. Throttled and bounded; the tool result still carries the (capped) output.
+ */
+function liveOutput(ctx: ToolContext): { push(text: string): void; end(): void } {
+  let pending = "";
+  let sent = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (!pending) return;
+    ctx.emit({ type: "tool_output", text: pending });
+    sent += pending.length;
+    pending = "";
+  };
+  return {
+    push(text) {
+      const room = LIVE_OUTPUT_MAX_CHARS - sent - pending.length;
+      if (room <= 0) return;
+      pending += text.slice(0, room);
+      timer ??= setTimeout(flush, LIVE_OUTPUT_INTERVAL_MS);
+    },
+    end() {
+      clearTimeout(timer);
+      flush();
+    },
+  };
 }
 
 function startBackground(
