@@ -39,7 +39,8 @@ function rssOf(pid: number | undefined): number {
 /** Spawns a process and times it until `readyFile` exists (polled every 2 ms); then reads its idle RSS. */
 async function coldStart(args: string[], readyFile: string): Promise<{ ms: number; rss: number }> {
   const env: NodeJS.ProcessEnv = { AGENTD_LOG_LEVEL: "warn" };
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("AGENTD_") && !k.startsWith("OPENAI_")) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith("AGENTD_") && !k.startsWith("OPENAI_")) env[k] = v;
   const t0 = now();
   const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
@@ -86,7 +87,11 @@ export async function bootBench(reps: number): Promise<BootResult> {
     bare.push(b.ms);
     bareRss.push(b.rss);
   }
-  return { inProcess: { all, storeOnly }, cold: { agentd: summarize(agentd), agentdRss, bare: summarize(bare), bareRss }, reps };
+  return {
+    inProcess: { all, storeOnly },
+    cold: { agentd: summarize(agentd), agentdRss, bare: summarize(bare), bareRss },
+    reps,
+  };
 }
 
 export function printBoot(r: BootResult): void {
@@ -96,10 +101,21 @@ export function printBoot(r: BootResult): void {
     ["what", "p50", "max", "idle RSS MiB"],
     [
       ["in-process startDaemon, all built-in plugins", ms(r.inProcess.all.p50), ms(r.inProcess.all.max), ""],
-      ["in-process startDaemon, storage-sqlite only (baseline)", ms(r.inProcess.storeOnly.p50), ms(r.inProcess.storeOnly.max)],
-      ["cold `agentd serve` process to server.json", ms(r.cold.agentd.p50), ms(r.cold.agentd.max), rss(r.cold.agentdRss)],
+      [
+        "in-process startDaemon, storage-sqlite only (baseline)",
+        ms(r.inProcess.storeOnly.p50),
+        ms(r.inProcess.storeOnly.max),
+      ],
+      [
+        "cold `agentd serve` process to server.json",
+        ms(r.cold.agentd.p50),
+        ms(r.cold.agentd.max),
+        rss(r.cold.agentdRss),
+      ],
       ["cold bare node http server to file (baseline)", ms(r.cold.bare.p50), ms(r.cold.bare.max), rss(r.cold.bareRss)],
     ],
-    ["in-process: modules already loaded, so this is config + plugins + listen; cold: includes node start and module loading."],
+    [
+      "in-process: modules already loaded, so this is config + plugins + listen; cold: includes node start and module loading.",
+    ],
   );
 }

@@ -11,7 +11,14 @@ import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable } from "./lib/stats.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
-import { type LoadResult, manyStreams, printLoad, printSingle, type SingleStreamResult, singleStream } from "./streaming.js";
+import {
+  type LoadResult,
+  manyStreams,
+  printLoad,
+  printSingle,
+  type SingleStreamResult,
+  singleStream,
+} from "./streaming.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 
 const TOKENS = 2000;
@@ -22,7 +29,11 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
+/** BENCH_ONLY=1-2,3,4a,4b,4c runs only the sections whose number is listed (for quick comparisons). */
+const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+  if (only && !only.includes(name.split(".")[0] as string)) return undefined;
   try {
     return await fn();
   } catch (err) {
@@ -38,9 +49,14 @@ console.log(
   `node ${process.version}, ${process.platform}/${process.arch}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? "?"}), ` +
     `${mib(totalmem())} MiB RAM, agentd ${VERSION}`,
 );
-const load1 = () => loadavg().map((v) => v.toFixed(2)).join(" ");
+const load1 = () =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(" ");
 console.log(`load average at start: ${load1()} (other work on the machine skews every figure; compare within a run)`);
-console.log("Sections 1-2: daemon, fake provider and client on one thread; section 3: provider and clients on worker threads.");
+console.log(
+  "Sections 1-2: daemon, fake provider and client on one thread; section 3: provider and clients on worker threads.",
+);
 
 const fake = await startFakeProvider();
 const cwd = tempDir("agentd-bench-cwd-");
@@ -114,7 +130,11 @@ for (const r of single) {
   const s = r.daemon.latency;
   rows.push([`${r.label}: added per-token latency p50 / p99`, pair(d.p50, d.p99), plus(s.p50 - d.p50, s.p99 - d.p99)]);
   rows.push([`${r.label}: throughput (tokens/s)`, int(r.direct.tokensPerSec), int(r.daemon.tokensPerSec)]);
-  rows.push([`${r.label}: main-thread busy ms for the turn`, int(r.busyMs.direct), `+${int(r.busyMs.daemon - r.busyMs.direct)}`]);
+  rows.push([
+    `${r.label}: main-thread busy ms for the turn`,
+    int(r.busyMs.direct),
+    `+${int(r.busyMs.daemon - r.busyMs.direct)}`,
+  ]);
 }
 for (const c of ttft) rows.push([`TTFT p50, ${c.label}`, ms(c.direct.total.p50), ms(c.daemon.total.p50)]);
 for (const l of [load, loadPaced]) {
@@ -122,18 +142,28 @@ for (const l of [load, loadPaced]) {
   const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms`;
   const [d, s] = [l.direct.latency, l.daemon.latency];
   rows.push([`${tag}: per-token latency p50 / p99`, pair(d.p50, d.p99), pair(s.p50, s.p99)]);
-  rows.push([`${tag}: TTFT p50 / p99`, pair(l.direct.ttfb.p50, l.direct.ttfb.p99), pair(l.daemon.ttft.p50, l.daemon.ttft.p99)]);
+  rows.push([
+    `${tag}: TTFT p50 / p99`,
+    pair(l.direct.ttfb.p50, l.direct.ttfb.p99),
+    pair(l.daemon.ttft.p50, l.daemon.ttft.p99),
+  ]);
   rows.push([`${tag}: tokens delivered`, int(l.expected), `${int(l.received)} (lost ${int(l.lost)})`]);
   rows.push([`${tag}: RSS before -> after (MiB)`, "", `${mib(l.memBefore.rss)} -> ${mib(l.memAfter.rss)}`]);
 }
 if (boot) {
-  rows.push(["boot in-process (baseline: storage plugin only)", ms(boot.inProcess.storeOnly.p50), ms(boot.inProcess.all.p50)]);
+  rows.push([
+    "boot in-process (baseline: storage plugin only)",
+    ms(boot.inProcess.storeOnly.p50),
+    ms(boot.inProcess.all.p50),
+  ]);
   rows.push(["cold start to server.json (baseline: bare node)", ms(boot.cold.bare.p50), ms(boot.cold.agentd.p50)]);
 }
-for (const r of list?.rows.slice(1) ?? []) rows.push([`${r.label}: 10 vs 10,000 sessions`, ms(r.small.p50), ms(r.big.p50)]);
+for (const r of list?.rows.slice(1) ?? [])
+  rows.push([`${r.label}: 10 vs 10,000 sessions`, ms(r.small.p50), ms(r.big.p50)]);
 if (append) {
   rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
+  rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
 }
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,

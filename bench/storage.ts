@@ -1,8 +1,10 @@
+import { join } from "node:path";
 import { emptyUsage, type SessionRecord } from "../core/session-types.js";
 import { newSessionId } from "../core/sessions.js";
 import { type SessionStore, SessionStoreToken } from "../core/store.js";
-import { startTestDaemon } from "../test/support/daemon.js";
+import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import type { ApiClient } from "../test/support/daemon.js";
+import { startTestDaemon } from "../test/support/daemon.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon } from "./lib/daemon.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
@@ -121,6 +123,9 @@ export interface AppendResult {
   big: Summary;
   readSmall: Summary;
   readBig: Summary;
+  /** The first read of each session on a fresh connection: no in-memory working set yet (SQLite only). */
+  coldSmall: Summary;
+  coldBig: Summary;
   bigCount: number;
   appends: number;
 }
@@ -150,10 +155,27 @@ export async function appendBench(cwd: string, bigCount: number, appends: number
       });
     const readSmall = timeReads(a.id, 50);
     const readBig = timeReads(b.id, 20);
+    // The store keeps the working sets it has read in memory; a fresh connection shows the first read of a session.
+    const timeColdReads = (id: string, reps: number) =>
+      Array.from({ length: reps }, () => {
+        const fresh = openSqliteStore(join(bd.home, "agentd.db"));
+        try {
+          const t0 = process.hrtime.bigint();
+          fresh.contextMessages(id);
+          return Number(process.hrtime.bigint() - t0) / 1e6;
+        } finally {
+          fresh.close();
+        }
+      });
+    const coldSmall = timeColdReads(a.id, 12);
+    const coldBig = timeColdReads(b.id, 7);
     const small: number[] = [];
     const big: number[] = [];
     for (let i = 0; i < appends; i++) {
-      for (const [id, out] of [[a.id, small], [b.id, big]] as const) {
+      for (const [id, out] of [
+        [a.id, small],
+        [b.id, big],
+      ] as const) {
         const t0 = process.hrtime.bigint();
         store.appendMessage(id, msg(i));
         out.push(Number(process.hrtime.bigint() - t0) / 1e6);
@@ -164,6 +186,8 @@ export async function appendBench(cwd: string, bigCount: number, appends: number
       big: summarize(big.slice(10)),
       readSmall: summarize(readSmall.slice(2)),
       readBig: summarize(readBig.slice(2)),
+      coldSmall: summarize(coldSmall.slice(2)),
+      coldBig: summarize(coldBig.slice(2)),
       bigCount,
       appends,
     };
@@ -188,6 +212,7 @@ export function printAppend(r: AppendResult): void {
       row(`appendMessage (${r.appends} appends each, interleaved: 10 -> ${r.appends + 10} messages)`, r.small, r.big),
       [`  at ${int(r.bigCount)}: p99 ${ms(r.big.p99)}, mean ${ms(r.big.mean)}`, "", "", "", "", ""],
       row("contextMessages (whole history read per model call)", r.readSmall, r.readBig),
+      row("contextMessages, first read of the session (not yet in memory)", r.coldSmall, r.coldBig),
     ],
   );
 }

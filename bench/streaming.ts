@@ -3,11 +3,11 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { EventBusToken } from "../core/registries.js";
 import type { FakeProvider } from "../test/support/fake-provider.js";
+import type { ReaderResult } from "./lib/client-worker.js";
 import { now, sleep } from "./lib/clock.js";
 import { type BenchDaemon, bootDaemon } from "./lib/daemon.js";
-import type { ReaderResult } from "./lib/client-worker.js";
 import { WorkerRpc } from "./lib/rpc.js";
-import { int, mib, ms, printTable, signedMs, type Summary, summarize } from "./lib/stats.js";
+import { int, mib, ms, printTable, type Summary, signedMs, summarize } from "./lib/stats.js";
 import {
   latencies,
   missing,
@@ -42,10 +42,17 @@ export interface SingleStreamResult {
 }
 
 function figures(sent: Float64Array, r: Reception): PathFigures {
-  return { latency: summarize(latencies(sent, r)), tokensPerSec: throughput(sent, r), received: r.got.length - missing(r) };
+  return {
+    latency: summarize(latencies(sent, r)),
+    tokensPerSec: throughput(sent, r),
+    received: r.got.length - missing(r),
+  };
 }
 
-function pairedAdded(direct: { sent: Float64Array; r: Reception }, daemon: { sent: Float64Array; r: Reception }): Summary {
+function pairedAdded(
+  direct: { sent: Float64Array; r: Reception },
+  daemon: { sent: Float64Array; r: Reception },
+): Summary {
   const out: number[] = [];
   for (let i = 0; i < daemon.sent.length; i++) {
     const a = (daemon.r.got[i] as number) - (daemon.sent[i] as number);

@@ -2,7 +2,7 @@ import { SessionStoreToken } from "../core/store.js";
 import type { FakeProvider } from "../test/support/fake-provider.js";
 import { now } from "./lib/clock.js";
 import type { BenchDaemon } from "./lib/daemon.js";
-import { ms, printTable, signedMs, type Summary, summarize } from "./lib/stats.js";
+import { ms, printTable, type Summary, signedMs, summarize } from "./lib/stats.js";
 import { newReception, readDirect, recordTurn, stampedTurn } from "./lib/streams.js";
 
 interface Breakdown {
@@ -85,7 +85,13 @@ export async function ttftCase(
     daemon.push({ start, sent: t.sent[0] as number, first: r.first });
     direct.push({ start: dStart, sent: d.sent[0] as number, first: rd.first });
   }
-  return { label, messages: history, requestKiB: requestBytes / 1024, direct: breakdown(direct), daemon: breakdown(daemon) };
+  return {
+    label,
+    messages: history,
+    requestKiB: requestBytes / 1024,
+    direct: breakdown(direct),
+    daemon: breakdown(daemon),
+  };
 }
 
 export function printTtft(cases: TtftCase[], reps: number): void {

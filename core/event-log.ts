@@ -5,10 +5,22 @@ import type { StoredEvent } from "./session-types.js";
 import type { EventToAppend, SessionStore } from "./store.js";
 
 /** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
-const EPHEMERAL_TYPES = new Set(["token", "thinking"]);
+const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output"]);
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;
+
+let lastMs = 0;
+let lastIso = "";
+/** `new Date().toISOString()`, formatted at most once per millisecond (deltas arrive many per millisecond). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
 
 export type FrameListener = (seq: number, json: string) => void;
 
@@ -19,15 +31,19 @@ interface SeqState {
 
 /**
  * The per-session event log: gives every session event a sequence number that survives restarts, writes it to
- * the store (durable events at once, deltas in batches), and hands the serialised frame to live subscribers.
- * Each event is serialised exactly once, whatever the number of subscribers.
+ * the store, and hands the serialised frame to live subscribers. Durable events (and feed events) are written at
+ * the end of the current tick, all in one transaction: a turn start publishes several, and one commit each cost
+ * more than the rest of the chat path. Deltas are written in batches (every `batchMs`). Reads through the log
+ * (`replay`, `replayFeed`) write what is pending first. Each event is serialised exactly once.
  */
 export class SessionEventLog {
   private readonly seqs = new Map<string, SeqState>();
   private readonly pending = new Map<string, EventToAppend[]>();
+  private pendingFeed: Array<{ seq: number; ts: string; type: string; json: string }> = [];
   private readonly listeners = new Map<string, Set<FrameListener>>();
   private readonly feedListeners = new Set<FrameListener>();
   private flushTimer: NodeJS.Timeout | undefined;
+  private flushSoon = false;
   private feedLast: number | undefined;
 
   constructor(
@@ -40,8 +56,9 @@ export class SessionEventLog {
   /** Appends an event to the session's log and fans it out. Returns its sequence number. */
   publish(sessionId: string, event: SessionEvent): number {
     const seq = this.nextSeq(sessionId);
-    const { type, ...rest } = event;
-    const wire = { type, sessionId, seq, ...rest };
+    // `{type, sessionId, seq, ...payload}`, built without rest/spread copies: this runs for every token.
+    const wire: SessionEvent = { type: event.type, sessionId, seq };
+    for (const key in event) if (key !== "type") wire[key] = event[key];
     const json = JSON.stringify(wire);
     const ephemeral = EPHEMERAL_TYPES.has(event.type);
     let queue = this.pending.get(sessionId);
@@ -49,9 +66,9 @@ export class SessionEventLog {
       queue = [];
       this.pending.set(sessionId, queue);
     }
-    queue.push({ seq, ts: new Date().toISOString(), type: event.type, json, ephemeral });
+    queue.push({ seq, ts: isoNow(), type: event.type, json, ephemeral });
     if (ephemeral) this.scheduleFlush();
-    else this.flushSession(sessionId);
+    else this.scheduleSoon();
 
     const subs = this.listeners.get(sessionId);
     if (subs) for (const fn of subs) fn(seq, json);
@@ -90,7 +107,8 @@ export class SessionEventLog {
     const seq = ++this.feedLast;
     const { type, ...rest } = event;
     const json = JSON.stringify({ type, seq, ...rest });
-    this.store.appendFeed({ seq, ts: new Date().toISOString(), type: event.type, json });
+    this.pendingFeed.push({ seq, ts: isoNow(), type: event.type, json });
+    this.scheduleSoon();
     for (const fn of this.feedListeners) fn(seq, json);
     return seq;
   }
@@ -101,6 +119,7 @@ export class SessionEventLog {
   }
 
   replayFeed(afterSeq: number, limit: number): StoredEvent[] {
+    this.flushFeed();
     return this.store.readFeed(afterSeq, limit);
   }
 
@@ -131,19 +150,70 @@ export class SessionEventLog {
     }
   }
 
+  /** Writes every pending event (all sessions, and the feed) in one transaction when the store supports it. */
   flushAll(): void {
-    for (const id of [...this.pending.keys()]) this.flushSession(id);
+    if (this.pending.size === 0 && this.pendingFeed.length === 0) return;
+    if (!this.store.batch || this.pending.size + (this.pendingFeed.length > 0 ? 1 : 0) <= 1) {
+      for (const id of [...this.pending.keys()]) this.flushSession(id);
+      this.flushFeed();
+      return;
+    }
+    const all = [...this.pending];
+    const feed = this.pendingFeed;
+    this.pending.clear();
+    this.pendingFeed = [];
+    try {
+      this.store.batch(() => {
+        for (const [id, queue] of all) this.store.appendEvents(id, queue);
+        for (const e of feed) this.store.appendFeed(e);
+      });
+    } catch {
+      // One session's rows failed (deleted meanwhile?): write them one session at a time, so the others land.
+      for (const [id, queue] of all) this.write(id, queue);
+      this.pendingFeed = feed.concat(this.pendingFeed);
+      this.flushFeed();
+    }
+  }
+
+  private flushFeed(): void {
+    if (this.pendingFeed.length === 0) return;
+    const feed = this.pendingFeed;
+    this.pendingFeed = [];
+    try {
+      if (this.store.batch) this.store.batch(() => this.appendFeed(feed));
+      else this.appendFeed(feed);
+    } catch (err) {
+      this.log.error({ err, count: feed.length }, "could not persist feed events");
+    }
+  }
+
+  private appendFeed(feed: Array<{ seq: number; ts: string; type: string; json: string }>): void {
+    for (const e of feed) this.store.appendFeed(e);
   }
 
   private flushSession(sessionId: string): void {
     const queue = this.pending.get(sessionId);
     if (!queue || queue.length === 0) return;
     this.pending.delete(sessionId);
+    this.write(sessionId, queue);
+  }
+
+  private write(sessionId: string, queue: EventToAppend[]): void {
     try {
       this.store.appendEvents(sessionId, queue);
     } catch (err) {
       this.log.error({ err, sessionId, count: queue.length }, "could not persist session events");
     }
+  }
+
+  /** Durable events: written once the current synchronous run (and its microtasks) is over. */
+  private scheduleSoon(): void {
+    if (this.flushSoon) return;
+    this.flushSoon = true;
+    process.nextTick(() => {
+      this.flushSoon = false;
+      this.flushAll();
+    });
   }
 
   private scheduleFlush(): void {

@@ -73,6 +73,12 @@ export interface SessionStore {
   readFeed(afterSeq: number, limit: number): StoredEvent[];
   feedSeq(): number;
 
+  /**
+   * Optional: runs `fn` as one transaction (store calls inside it join it). The event log writes the batched
+   * deltas of all sessions through it, one commit per batch instead of one per session.
+   */
+  batch?<T>(fn: () => T): T;
+
   close(): void;
 }
 

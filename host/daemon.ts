@@ -32,7 +32,7 @@ import { Authenticator, isLoopbackAddress } from "./http/auth.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { createApp } from "./http/server.js";
 import { SseHub } from "./http/sse.js";
-import { type PluginHost as PluginHostType, PluginHost, type Registries } from "./loader.js";
+import { PluginHost, type PluginHost as PluginHostType, type Registries } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
 import {
@@ -132,12 +132,18 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   services.provide("host", RouteRegistryToken, registries.routes);
   services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
   services.provideLazy(SessionServiceToken, () => {
-    const svc = new SessionService(services.get(SessionStoreToken), services.get(SessionEventLogToken), bus, registries.personas, {
-      model: () => settings.provider.model ?? "default",
-      persona: settings.defaultPersona,
-      cwd: settings.defaultCwd,
-      sandboxRoot: join(home, "sandbox"),
-    });
+    const svc = new SessionService(
+      services.get(SessionStoreToken),
+      services.get(SessionEventLogToken),
+      bus,
+      registries.personas,
+      {
+        model: () => settings.provider.model ?? "default",
+        persona: settings.defaultPersona,
+        cwd: settings.defaultCwd,
+        sandboxRoot: join(home, "sandbox"),
+      },
+    );
     const tc = services.tryGet(TurnControllerToken);
     if (tc) svc.setTurnController(tc);
     return svc;
@@ -201,7 +207,10 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   const allowedHosts = new Set((cfg.server?.allowedHosts ?? []).map((h) => h.toLowerCase()));
   if (!isLoopbackAddress(bindHost) && bindHost !== "localhost") {
     allowedHosts.add(bindHost.toLowerCase());
-    log.warn({ host: bindHost }, "listening on a non-loopback address: bearer tokens are still accepted from loopback only");
+    log.warn(
+      { host: bindHost },
+      "listening on a non-loopback address: bearer tokens are still accepted from loopback only",
+    );
   }
   const app = createApp({
     routes: registries.routes,
@@ -241,7 +250,12 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   };
   writeServerInfo(home, serverInfo);
   log.info(
-    { url: addr.url, home, plugins: pluginHost.statuses().map((p) => `${p.id}:${p.state}`), bootMs: Math.round(performance.now()) },
+    {
+      url: addr.url,
+      home,
+      plugins: pluginHost.statuses().map((p) => `${p.id}:${p.state}`),
+      bootMs: Math.round(performance.now()),
+    },
     "agentd listening",
   );
 
@@ -266,7 +280,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     stop() {
       stopping ??= (async () => {
         log.info("shutting down");
-        await sessionService.turnController.abortAll("shutdown").catch((err) => log.error({ err }, "abort on shutdown failed"));
+        await sessionService.turnController
+          .abortAll("shutdown")
+          .catch((err) => log.error({ err }, "abort on shutdown failed"));
         hub.closeAll();
         const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
         server?.closeAllConnections();
@@ -283,7 +299,12 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
 }
 
 function brokenSource(spec: string, message: string): PluginSource {
-  const id = spec.replace(/[^a-z0-9-]+/gi, "-").replace(/^-+|-+$/g, "").toLowerCase().slice(0, 64) || "unknown";
+  const id =
+    spec
+      .replace(/[^a-z0-9-]+/gi, "-")
+      .replace(/^-+|-+$/g, "")
+      .toLowerCase()
+      .slice(0, 64) || "unknown";
   return {
     manifest: { id, version: "0.0.0", description: `unreadable plugin ${spec}` },
     origin: "config",

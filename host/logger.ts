@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { mkdirSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
 import pino from "pino";
 import type { Logger } from "../core/logger.js";
 
@@ -27,17 +28,18 @@ export interface LoggerOptions {
   terminal: boolean;
 }
 
+/**
+ * The daemon's logger: `<home>/agentd.log` (and stdout in the foreground). The log file is opened synchronously,
+ * here: pino's asynchronous open left a window (the whole boot, on a busy machine) in which the process could not
+ * exit safely: its exit hook flushes synchronously and throws "sonic boom is not ready yet" while the open is still
+ * pending, e.g. when a daemon is stopped right after starting and its home removed. With an open descriptor, a
+ * flush at exit always works, even after the home has been deleted.
+ */
 export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logger; flush(): void } {
-  const file = pino.destination({ dest: join(opts.home, "agentd.log"), mkdir: true, sync: false });
-  // The file opens asynchronously; a failure (home removed, disk full) must never crash the daemon.
-  let warned = false;
-  file.on("error", (err: Error) => {
-    if (warned) return;
-    warned = true;
-    process.stderr.write(`agentd: cannot write the log file: ${err.message}\n`);
-  });
-  const streams: pino.StreamEntry[] = [{ stream: file, level: opts.level as pino.Level }];
-  if (opts.terminal) streams.push({ stream: pino.destination({ dest: 1, sync: false }), level: opts.level as pino.Level });
+  const file = openLogFile(join(opts.home, "agentd.log"));
+  const streams: pino.StreamEntry[] = file ? [{ stream: file, level: opts.level as pino.Level }] : [];
+  if (opts.terminal)
+    streams.push({ stream: pino.destination({ dest: 1, sync: false }), level: opts.level as pino.Level });
   const logger = pino(
     { level: opts.level, redact: { paths: REDACT, censor: "[redacted]" }, base: { pid: process.pid } },
     pino.multistream(streams),
@@ -46,10 +48,33 @@ export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logge
     logger,
     flush() {
       try {
-        file.flushSync();
+        file?.flushSync();
       } catch {
-        // not yet open: nothing to flush
+        // a write error was already reported by the 'error' handler
       }
     },
   };
+}
+
+/** The log file as an asynchronous pino destination on a descriptor opened now; undefined (with a warning) if it cannot be. */
+function openLogFile(
+  path: string,
+): (pino.DestinationStream & { flushSync(): void; on: NodeJS.EventEmitter["on"] }) | undefined {
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, "a", 0o600);
+  } catch (err) {
+    process.stderr.write(`agentd: cannot open the log file ${path}: ${(err as Error).message}\n`);
+    return undefined;
+  }
+  const file = pino.destination({ dest: fd, sync: false });
+  // A write failure (disk full) must never crash the daemon.
+  let warned = false;
+  file.on("error", (err: Error) => {
+    if (warned) return;
+    warned = true;
+    process.stderr.write(`agentd: cannot write the log file: ${err.message}\n`);
+  });
+  return file;
 }

@@ -30,22 +30,18 @@ async function verifiedDaemon(info: ServerInfo): Promise<boolean> {
 }
 
 async function serve(opts: { host?: string; port?: number; home?: string }): Promise<void> {
-  let daemon: Daemon;
-  try {
-    daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof DaemonStartError || err instanceof FatalPluginError) {
-      process.stderr.write(`agentd: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  process.stdout.write(`agentd ${VERSION} listening on ${daemon.url} (home ${daemon.home})\n`);
+  // Signals are handled from the start: one that arrives while booting stops the daemon as soon as it is up.
+  let daemon: Daemon | undefined;
+  let pending: string | undefined;
   let signals = 0;
   const shutdown = (sig: string) => {
     if (++signals > 1) {
       process.stderr.write(`agentd: second ${sig}, exiting now\n`);
       process.exit(130);
+    }
+    if (!daemon) {
+      pending = sig;
+      return;
     }
     daemon.stop().then(
       () => process.exit(0),
@@ -57,7 +53,21 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGHUP", () => daemon.reloadToken());
+  process.on("SIGHUP", () => daemon?.reloadToken());
+  try {
+    daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof DaemonStartError || err instanceof FatalPluginError) {
+      process.stderr.write(`agentd: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.stdout.write(`agentd ${VERSION} listening on ${daemon.url} (home ${daemon.home})\n`);
+  if (pending) {
+    signals = 0;
+    shutdown(pending);
+  }
 }
 
 async function status(opts: { home?: string; json?: boolean }): Promise<void> {

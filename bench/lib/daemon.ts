@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Daemon, startDaemon } from "../../host/daemon.js";
 import type { PluginSource } from "../../host/plugin-sources.js";
 import { ApiClient } from "../../test/support/daemon.js";
-import { now, sleep } from "./clock.js";
+import { now } from "./clock.js";
 
 export interface BenchDaemon {
   daemon: Daemon;
@@ -23,17 +23,9 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
-/**
- * Removes every temporary directory of the run, at the end: a daemon opens its log file asynchronously and
- * `stop()` does not wait for it, so removing a home right after a quick boot/stop makes the open fail and pino's
- * exit hook throw ("sonic boom is not ready yet"). Each daemon home is removed once its log file exists (<= 2 s).
- */
+/** Removes every temporary directory of the run, at the end (a daemon home may be removed right after stop()). */
 export async function removeTempDirs(): Promise<void> {
-  for (const dir of temps.splice(0)) {
-    const isHome = existsSync(join(dir, "agentd.db"));
-    for (let i = 0; isHome && i < 100 && !existsSync(join(dir, "agentd.log")); i++) await sleep(20);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** The process environment without AGENTD_* / OPENAI_* (as the test harness does), plus `extra`. */

@@ -26,7 +26,14 @@ export async function streamModelCall(
   emit: (e: SessionEvent) => void,
   blocks: StreamBlock[],
 ): Promise<CallOutcome> {
-  const out: CallOutcome = { content: "", thinking: "", toolCalls: [], finish: undefined, aborted: false, generationMs: 0 };
+  const out: CallOutcome = {
+    content: "",
+    thinking: "",
+    toolCalls: [],
+    finish: undefined,
+    aborted: false,
+    generationMs: 0,
+  };
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   const t0 = performance.now();
   const append = (kind: StreamBlock["kind"], text: string) => {

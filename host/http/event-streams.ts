@@ -80,7 +80,12 @@ function startCursor(stream: SseStream, current: number, extra: Record<string, u
   return { delivered: last, catchingUp: true };
 }
 
-export function streamSession(stream: SseStream, sessionId: string, sessions: SessionService, log: SessionEventLog): void {
+export function streamSession(
+  stream: SseStream,
+  sessionId: string,
+  sessions: SessionService,
+  log: SessionEventLog,
+): void {
   // Snapshot, replay and subscription happen in one synchronous run: no event can slip in between.
   const status = sessions.statusFrame(sessionId);
   stream.send(JSON.stringify(status));

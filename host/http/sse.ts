@@ -2,14 +2,39 @@ import type { ServerResponse } from "node:http";
 import type { SseStream } from "../../core/routes.js";
 
 const HEARTBEAT_MS = 15_000;
+const PING = Buffer.from(": ping\n\n");
 
 /**
- * One SSE connection. Frames go straight to the socket; the bytes Node buffers for a slow client are bounded by
- * `maxQueueBytes`: past it `send` refuses the frame and the caller catches the client up later (from the log).
+ * The encoded frame of the last `send`: every client of a session is sent the very same `data` string in a row,
+ * so a frame is encoded once for all of them, and their sockets write the same bytes.
+ */
+let lastFrame: { data: string; id: string | number | undefined; bytes: Buffer } | undefined;
+
+function encodeFrame(data: string, id: string | number | undefined): Buffer {
+  if (lastFrame !== undefined && lastFrame.id === id && lastFrame.data === data) return lastFrame.bytes;
+  const bytes = Buffer.from(id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`);
+  lastFrame = { data, id, bytes };
+  return bytes;
+}
+
+/**
+ * One SSE connection. Frames sent during one tick are joined and written once, on `process.nextTick`: the moment
+ * Node's HTTP response would uncork its socket anyway, so nothing waits longer than before, but a burst of deltas
+ * costs one chunked write (and one syscall) instead of one per frame. The bytes Node buffers for a slow client plus
+ * the frames not yet written are bounded by `maxQueueBytes`: past it `send` refuses the frame and the caller catches
+ * the client up later (from the log).
  */
 export class HttpSseStream implements SseStream {
   private closeFns: Array<() => void> = [];
+  private drainFns: Array<() => void> = [];
   private _closed = false;
+  /** Frames of this tick, not yet handed to the response. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** An upper bound of res.writableLength (grown by each write, refreshed from Node only near the queue bound). */
+  private written = 0;
+  private flushQueued = false;
+  private waitingForDrain = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -26,6 +51,7 @@ export class HttpSseStream implements SseStream {
     });
     // A short reconnection delay for EventSource clients (their default is 3 s).
     res.write(": connected\nretry: 1000\n\n");
+    this.written = res.writableLength;
     res.on("close", () => this.markClosed());
   }
 
@@ -33,28 +59,36 @@ export class HttpSseStream implements SseStream {
     return this._closed;
   }
 
-  /** Bytes written but not yet taken by the kernel. */
+  /** Bytes written but not yet taken by the kernel, plus frames of this tick not yet written. */
   get backlog(): number {
-    return this.res.writableLength;
+    return this.res.writableLength + this.pendingBytes;
   }
 
   send(data: string, id?: string | number): boolean {
     if (this._closed) return false;
-    const frame = id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`;
-    // An empty queue always takes the frame, so one oversized frame cannot wedge the stream.
-    const queued = this.res.writableLength;
-    if (queued > 0 && queued + frame.length > this.maxQueueBytes) return false;
-    this.res.write(frame);
+    const frame = encodeFrame(data, id);
+    // An empty queue always takes the frame, so one oversized frame cannot wedge the stream. The exact backlog is
+    // read only near the bound (Node computes it on every read).
+    let queued = this.written + this.pendingBytes;
+    if (queued > 0 && queued + frame.length > this.maxQueueBytes) {
+      this.written = this.res.writableLength;
+      queued = this.written + this.pendingBytes;
+      if (queued > 0 && queued + frame.length > this.maxQueueBytes) return false;
+    }
+    this.enqueue(frame);
     return true;
   }
 
   heartbeat(): void {
-    if (!this._closed && this.res.writableLength < this.maxQueueBytes) this.res.write(": ping\n\n");
+    if (!this._closed && this.backlog < this.maxQueueBytes) this.enqueue(PING);
   }
 
   onDrain(fn: () => void): void {
     if (this._closed) return;
-    this.res.once("drain", fn);
+    this.drainFns.push(fn);
+    // With frames pending, the flush decides; otherwise wait for the response's own 'drain' (or call back at once
+    // when it is not over its high-water mark, e.g. after a write that the kernel took whole).
+    if (!this.flushQueued) this.awaitDrain(!this.res.writableNeedDrain);
   }
 
   onClose(fn: () => void): void {
@@ -64,17 +98,74 @@ export class HttpSseStream implements SseStream {
 
   close(): void {
     if (this._closed) return;
+    this.flush();
     this.res.end();
     this.markClosed();
+  }
+
+  private enqueue(bytes: Buffer): void {
+    this.pending.push(bytes);
+    this.pendingBytes += bytes.length;
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueFlush(this);
+    }
+  }
+
+  /** Writes the frames of this tick in one go. */
+  flush(): void {
+    this.flushQueued = false;
+    if (this._closed || this.pending.length === 0) return;
+    const pending = this.pending;
+    const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    // Corked by us, Node's HTTP layer does not schedule its own uncork (one more nextTick per stream per write).
+    const socket = this.res.socket;
+    socket?.cork();
+    const below = this.res.write(chunk);
+    socket?.uncork();
+    this.written += chunk.length;
+    if (this.drainFns.length > 0) this.awaitDrain(below);
+  }
+
+  private awaitDrain(alreadyBelow: boolean): void {
+    if (this.waitingForDrain) return;
+    this.waitingForDrain = true;
+    const run = () => {
+      this.waitingForDrain = false;
+      const fns = this.drainFns;
+      this.drainFns = [];
+      if (this._closed) return;
+      for (const fn of fns) fn();
+    };
+    if (alreadyBelow) setImmediate(run);
+    else this.res.once("drain", run);
   }
 
   private markClosed(): void {
     if (this._closed) return;
     this._closed = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.drainFns = [];
     const fns = this.closeFns;
     this.closeFns = [];
     for (const fn of fns) fn();
   }
+}
+
+/** Streams with frames pending, flushed together in one `process.nextTick` (one per tick, not one per stream). */
+let dirty: HttpSseStream[] = [];
+
+function queueFlush(stream: HttpSseStream): void {
+  if (dirty.push(stream) === 1) process.nextTick(flushDirty);
+}
+
+function flushDirty(): void {
+  const streams = dirty;
+  dirty = [];
+  for (const s of streams) s.flush();
 }
 
 /** Tracks open streams: one shared heartbeat timer for all, and closing them all at shutdown. */

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { appendFile, lstat, mkdir, rm } from "node:fs/promises";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { appendFile, lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ApiError, errorMessage, type Logger } from "../../core/index.js";
 import { GitError, git, gitPaths, nulList } from "./git.js";
@@ -81,6 +81,8 @@ export class Checkpoints {
   private readonly states = new Map<string, SessionState>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly inflight = new WeakMap<Entry, Promise<void>>();
+  /** State files being written: one writer per session, which rewrites while the state changed meanwhile. */
+  private readonly writes = new Map<string, { dirty: boolean; done: Promise<void> }>();
 
   constructor(
     private readonly dir: () => string,
@@ -96,7 +98,8 @@ export class Checkpoints {
     const state = this.state(sessionId);
     state.entries.push({ seq, at: new Date().toISOString() });
     const dropped = state.entries.splice(0, Math.max(0, state.entries.length - this.opts.keep));
-    this.save(sessionId, state);
+    // Written off the chat path: a snapshot (the first file-changing tool) awaits the write of its own state.
+    void this.save(sessionId, state);
     const refs = dropped.flatMap((e) => (e.commit ? [`refs/checkpoints/${e.seq}`] : []));
     if (refs.length) {
       const repo = this.repoDir(sessionId);
@@ -123,8 +126,7 @@ export class Checkpoints {
     if (!entry || entry.commit || entry.skipped) return Promise.resolve();
     if (!this.opts.enabled) {
       entry.skipped = "file checkpoints are turned off in the config";
-      this.save(sessionId, state);
-      return Promise.resolve();
+      return this.save(sessionId, state);
     }
     let p = this.inflight.get(entry);
     if (!p) {
@@ -150,7 +152,7 @@ export class Checkpoints {
         out.note = `files were not restored: no checkpoint was taken for this turn (${entry.skipped})`;
       }
       state.entries.pop();
-      this.save(sessionId, state);
+      await this.save(sessionId, state);
       return out;
     });
   }
@@ -198,6 +200,7 @@ export class Checkpoints {
     rmSync(dir, { recursive: true, force: true });
     return this.locked(sessionId, async () => {
       this.states.delete(sessionId);
+      await this.writes.get(sessionId)?.done;
       await rm(dir, { recursive: true, force: true });
     }).finally(() => this.locks.delete(sessionId));
   }
@@ -207,7 +210,7 @@ export class Checkpoints {
   private async take(sessionId: string, cwd: string, state: SessionState, entry: Entry): Promise<void> {
     if (state.disabled) {
       entry.skipped = state.disabled;
-      this.save(sessionId, state);
+      await this.save(sessionId, state);
       return;
     }
     try {
@@ -230,7 +233,7 @@ export class Checkpoints {
           (disable ? " (checkpoints are off for this session)." : "."),
       );
     }
-    this.save(sessionId, state);
+    await this.save(sessionId, state);
   }
 
   /** Stages the working directory into the shadow index, leaving out files over the size limit. */
@@ -302,28 +305,55 @@ export class Checkpoints {
     let s = this.states.get(sessionId);
     if (!s) {
       s = { entries: [], files: 0 };
-      try {
-        const raw = JSON.parse(
-          readFileSync(join(this.dir(), sessionId, "state.json"), "utf8"),
-        ) as Partial<SessionState>;
-        if (Array.isArray(raw.entries)) s.entries = raw.entries.filter((e) => typeof e?.seq === "number");
-        if (typeof raw.files === "number") s.files = raw.files;
-        if (typeof raw.disabled === "string") s.disabled = raw.disabled;
-      } catch {
-        // no checkpoints yet, or an unreadable file: start empty
+      const file = join(this.dir(), sessionId, "state.json");
+      // A new session has no file: checked first, since a failed read (an exception with a stack) costs more.
+      if (existsSync(file)) {
+        try {
+          const raw = JSON.parse(readFileSync(file, "utf8")) as Partial<SessionState>;
+          if (Array.isArray(raw.entries)) s.entries = raw.entries.filter((e) => typeof e?.seq === "number");
+          if (typeof raw.files === "number") s.files = raw.files;
+          if (typeof raw.disabled === "string") s.disabled = raw.disabled;
+        } catch {
+          // an unreadable file: start empty
+        }
       }
       this.states.set(sessionId, s);
     }
     return s;
   }
 
-  private save(sessionId: string, state: SessionState): void {
+  /**
+   * Persists the session's state asynchronously; resolves once the state as it is now is on disk. Saves that come
+   * while a write runs are folded into one more write. A session forgotten meanwhile is not written back.
+   */
+  private save(sessionId: string, state: SessionState): Promise<void> {
+    const running = this.writes.get(sessionId);
+    if (running) {
+      running.dirty = true;
+      return running.done;
+    }
+    const w = { dirty: true, done: Promise.resolve() };
+    this.writes.set(sessionId, w);
+    w.done = (async () => {
+      try {
+        while (w.dirty && this.states.get(sessionId) === state) {
+          w.dirty = false;
+          await this.writeState(sessionId, state);
+        }
+      } finally {
+        this.writes.delete(sessionId);
+      }
+    })();
+    return w.done;
+  }
+
+  private async writeState(sessionId: string, state: SessionState): Promise<void> {
     try {
       const dir = join(this.dir(), sessionId);
-      mkdirSync(dir, { recursive: true });
+      await mkdir(dir, { recursive: true });
       const file = join(dir, "state.json");
-      writeFileSync(`${file}.tmp`, JSON.stringify(state));
-      renameSync(`${file}.tmp`, file);
+      await writeFile(`${file}.tmp`, JSON.stringify(state));
+      await rename(`${file}.tmp`, file);
     } catch (err) {
       this.log.warn({ sessionId, err: errorMessage(err) }, "could not persist checkpoints");
     }

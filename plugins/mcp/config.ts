@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { Ajv, type ErrorObject } from "ajv";
-import { T, type Static } from "../../core/index.js";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { type Static, T } from "../../core/index.js";
 
 /*
  * The `mcpServers` format MCP clients share: `{"<name>": {command, args?, env?, cwd?} | {url, headers?}}`.
@@ -70,9 +70,15 @@ export interface ParsedServers {
   error?: string;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-const validateStdio = ajv.compile<StdioEntry>(StdioEntrySchema);
-const validateHttp = ajv.compile<HttpEntry>(HttpEntrySchema);
+/** Compiled at the first entry to check, not at import: most daemons have no MCP servers (boot time). */
+let validators: { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } | undefined;
+function entryValidators(): { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } {
+  if (!validators) {
+    const ajv = new Ajv({ allErrors: false, strict: false });
+    validators = { stdio: ajv.compile<StdioEntry>(StdioEntrySchema), http: ajv.compile<HttpEntry>(HttpEntrySchema) };
+  }
+  return validators;
+}
 
 function describe(errors: ErrorObject[] | null | undefined): string {
   const e = errors?.[0];
@@ -105,11 +111,13 @@ function parseEntry(name: string, entry: unknown, baseDir: string): ServerEntry 
   if (!isObject(entry)) return { name, invalid: "the entry must be an object", transport: "unknown" };
   const hasCommand = "command" in entry;
   const hasUrl = "url" in entry;
-  if (hasCommand && hasUrl) return { name, invalid: "give either command (stdio) or url (http), not both", transport: "unknown" };
+  if (hasCommand && hasUrl)
+    return { name, invalid: "give either command (stdio) or url (http), not both", transport: "unknown" };
   if (!hasCommand && !hasUrl) {
     const hint = entry.type === "sse" ? " (legacy SSE servers are not supported; use Streamable HTTP)" : "";
     return { name, invalid: `the entry needs command (stdio) or url (http)${hint}`, transport: "unknown" };
   }
+  const { stdio: validateStdio, http: validateHttp } = entryValidators();
   if (hasCommand) {
     if (!validateStdio(entry)) return { name, invalid: describe(validateStdio.errors), transport: "stdio" };
     const cwd = entry.cwd === undefined ? undefined : isAbsolute(entry.cwd) ? entry.cwd : resolve(baseDir, entry.cwd);

@@ -1,8 +1,6 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import {
   type Disposable,
   errorMessage,
@@ -13,6 +11,7 @@ import {
 } from "../../core/index.js";
 import type { McpServerConfig } from "./config.js";
 import { classifyCallError, mapCallResult, normaliseInputSchema, unavailable } from "./results.js";
+import { loadMcpSdk, type McpSdk } from "./sdk.js";
 import type { NamedRegistration, ToolNames } from "./tool-names.js";
 
 export type McpState = "connecting" | "connected" | "failed" | "disabled";
@@ -141,17 +140,26 @@ export class McpConnection {
     const gen = ++this.generation;
     this.connectAbort?.abort(new Error("superseded by a new connection attempt"));
     this.setState("connecting", undefined);
-    const client = new Client({ name: "agentd", version: this.deps.options.clientVersion }, { capabilities: {} });
+    let sdk: McpSdk;
+    try {
+      sdk = await loadMcpSdk();
+    } catch (err) {
+      if (this.current(gen)) this.failed(`could not load the MCP SDK: ${errorMessage(err)}`);
+      return;
+    }
+    if (!this.current(gen)) return;
+    const client = new sdk.Client({ name: "agentd", version: this.deps.options.clientVersion }, { capabilities: {} });
     const abort = new AbortController();
     this.pending = client;
     this.connectAbort = abort;
     const timeout = this.config.connectTimeoutMs ?? this.deps.options.connectTimeoutMs;
     client.onclose = () => this.lost(client, "the connection closed");
-    client.onerror = (err) => this.deps.log.debug({ server: this.name, err: this.redact(errorMessage(err)) }, "mcp transport error");
+    client.onerror = (err) =>
+      this.deps.log.debug({ server: this.name, err: this.redact(errorMessage(err)) }, "mcp transport error");
     try {
-      await client.connect(this.createTransport(), { timeout, signal: abort.signal });
+      await client.connect(this.createTransport(sdk), { timeout, signal: abort.signal });
       if (!this.current(gen)) return;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh(gen));
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.refresh(gen));
       const tools = await listAllTools(client, timeout, abort.signal);
       if (!this.current(gen)) return;
       this.client = client;
@@ -204,7 +212,10 @@ export class McpConnection {
   private async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
     const client = this.client;
     if (!client || this.state !== "connected") {
-      return unavailable(this.name, this.state === "connecting" ? "it is still connecting" : (this.error ?? "not connected"));
+      return unavailable(
+        this.name,
+        this.state === "connecting" ? "it is still connecting" : (this.error ?? "not connected"),
+      );
     }
     const timeoutMs = this.config.timeoutMs ?? this.deps.options.callTimeoutMs;
     try {
@@ -247,7 +258,12 @@ export class McpConnection {
       const prev = this.registered.get(tool.name);
       prev?.dispose();
       try {
-        const reg = this.deps.names.register(this.name, tool.name, (n) => this.deps.sink.add(this.definition(n, tool)), prev?.name);
+        const reg = this.deps.names.register(
+          this.name,
+          tool.name,
+          (n) => this.deps.sink.add(this.definition(n, tool)),
+          prev?.name,
+        );
         next.set(tool.name, reg);
       } catch (err) {
         this.deps.log.warn({ server: this.name, tool: tool.name, err: errorMessage(err) }, "mcp tool not registered");
@@ -274,16 +290,16 @@ export class McpConnection {
     this.registered.clear();
   }
 
-  private createTransport(): Transport {
+  private createTransport(sdk: McpSdk): Transport {
     const c = this.config;
     if (c.transport === "http") {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+      return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
     }
     // Only the SDK's safe defaults (PATH, HOME, ...) plus the entry's env: the daemon's own secrets stay behind.
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: c.command,
       args: c.args,
-      env: { ...getDefaultEnvironment(), ...c.env },
+      env: { ...sdk.getDefaultEnvironment(), ...c.env },
       cwd: c.cwd,
       stderr: "pipe",
     });

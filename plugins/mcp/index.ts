@@ -9,8 +9,8 @@ import {
 } from "../../core/index.js";
 import { McpManager } from "./manager.js";
 
-export { loadProjectServers, parseServers, projectConfigPath } from "./config.js";
 export type { McpServerConfig, ParsedServers, ServerEntry } from "./config.js";
+export { loadProjectServers, parseServers, projectConfigPath } from "./config.js";
 export type { McpServerStatus, McpState, ToolSink } from "./connection.js";
 export { DEFAULT_CONNECTION_OPTIONS, McpManager, type McpManagerDeps } from "./manager.js";
 

@@ -1,5 +1,6 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage, type ToolError, type ToolImage, type ToolResult } from "../../core/index.js";
+import { loadedMcpSdk } from "./sdk.js";
 
 /** What the model is shown of one result; MCP servers can return arbitrarily large payloads. */
 const MAX_CONTENT_CHARS = 100_000;
@@ -115,8 +116,8 @@ export function classifyCallError(
       ),
     };
   }
-  if (err instanceof McpError) {
-    if (err.code === ErrorCode.RequestTimeout) {
+  if (isMcpError(err)) {
+    if (err.code === RPC_REQUEST_TIMEOUT) {
       return {
         kind: "call",
         result: errorResult(
@@ -126,16 +127,23 @@ export function classifyCallError(
         ),
       };
     }
-    if (err.code === ErrorCode.ConnectionClosed) {
-      return { kind: "disconnected", result: unavailable(ctx.server, `the connection closed during the call (${msg})`) };
+    if (err.code === RPC_CONNECTION_CLOSED) {
+      return {
+        kind: "disconnected",
+        result: unavailable(ctx.server, `the connection closed during the call (${msg})`),
+      };
     }
-    const invalid = err.code === ErrorCode.InvalidParams;
+    const invalid = err.code === RPC_INVALID_PARAMS;
     return {
       kind: "call",
       result: errorResult(
         `MCP server ${ctx.server} rejected the call to ${ctx.tool}: ${msg}`,
         invalid
-          ? { code: "invalid_arguments", retryable: false, suggestedFix: "Fix the arguments to match the tool's schema." }
+          ? {
+              code: "invalid_arguments",
+              retryable: false,
+              suggestedFix: "Fix the arguments to match the tool's schema.",
+            }
           : { code: "execution_failed", retryable: false, suggestedFix: "Read the error; try different arguments." },
         meta,
       ),
@@ -143,6 +151,18 @@ export function classifyCallError(
   }
   // Anything else is the transport failing (process gone, HTTP error, network down).
   return { kind: "disconnected", result: unavailable(ctx.server, msg) };
+}
+
+/* The protocol's error codes (the SDK's ErrorCode), so this module does not load the SDK. */
+const RPC_CONNECTION_CLOSED = -32000;
+const RPC_REQUEST_TIMEOUT = -32001;
+const RPC_INVALID_PARAMS = -32602;
+
+/** An McpError of the (lazily loaded) SDK, recognised by class when loaded, else by its name. */
+function isMcpError(err: unknown): err is McpError {
+  const sdk = loadedMcpSdk();
+  if (sdk && err instanceof sdk.McpError) return true;
+  return err instanceof Error && err.name === "McpError" && typeof (err as { code?: unknown }).code === "number";
 }
 
 export function unavailable(server: string, reason: string): ToolResult {

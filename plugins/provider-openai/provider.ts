@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -43,19 +43,94 @@ export interface OpenAIProviderOptions {
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
+/** The SDK is loaded at the first provider call, not at boot (it is one of the heaviest modules). */
+let sdk: Promise<typeof import("openai")> | undefined;
+function loadSdk(): Promise<typeof import("openai")> {
+  sdk ??= import("openai");
+  return sdk;
+}
+
 /**
  * Creates an OpenAI client for an endpoint. A missing key is allowed (local servers need none): the SDK insists
  * on one, so a placeholder is given and the Authorization header removed instead of sending a fake bearer.
  */
-export function openAIClient(baseURL: string, apiKey: string | undefined, timeoutMs?: number): OpenAI {
-  return new OpenAI({
+export async function openAIClient(baseURL: string, apiKey: string | undefined, timeoutMs?: number): Promise<OpenAI> {
+  const { default: OpenAIClient } = await loadSdk();
+  return new OpenAIClient({
     baseURL,
     apiKey: apiKey || "no-key",
     // Retries are ours: they must be visible as `retry` deltas and stop once content has been streamed.
     maxRetries: 0,
+    fetch: eventChunkingFetch,
     ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
     ...(apiKey ? {} : { defaultHeaders: { Authorization: null } }),
   });
+}
+
+/**
+ * `fetch` for the SDK that hands an event stream's body over in pieces of a few events. The SDK's SSE reader copies
+ * the rest of its buffer after every event it finds (`data.slice(i)`), which is quadratic in the events per network
+ * read: a read of a few hundred deltas (a provider faster than the daemon, or a daemon busy elsewhere) cost
+ * milliseconds. The SDK iterates `response.body` through `Symbol.asyncIterator` when the body has one, so the
+ * pieces are given there, as views of each read, cut at blank lines; the SDK still does all the parsing.
+ */
+export async function eventChunkingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const res = await fetch(input, init);
+  const body = res.body;
+  if (body && (res.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    Object.defineProperty(body, Symbol.asyncIterator, { value: () => eventPieces(body), configurable: true });
+  }
+  return res;
+}
+
+const LF = 0x0a;
+/** A read is cut at the first event boundary past this many bytes: few pieces, little copying in the SDK. */
+const PIECE_BYTES = 512;
+
+function eventPieces(body: ReadableStream<Uint8Array>): AsyncIterableIterator<Uint8Array> {
+  const reader = body.getReader();
+  let pieces: Uint8Array[] = [];
+  let next = 0;
+  return {
+    async next(): Promise<IteratorResult<Uint8Array>> {
+      if (next < pieces.length) return { value: pieces[next++] as Uint8Array, done: false };
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (err) {
+        reader.releaseLock();
+        throw err;
+      }
+      if (read.done) {
+        reader.releaseLock();
+        return { value: undefined, done: true };
+      }
+      const bytes = read.value;
+      if (bytes.length <= PIECE_BYTES) return { value: bytes, done: false };
+      pieces = [];
+      next = 1;
+      let start = 0;
+      for (let i = PIECE_BYTES; i < bytes.length; i++) {
+        if (bytes[i] === LF && bytes[i - 1] === LF) {
+          pieces.push(bytes.subarray(start, i + 1));
+          start = i + 1;
+          i += PIECE_BYTES;
+        }
+      }
+      if (start < bytes.length) pieces.push(bytes.subarray(start));
+      return { value: pieces[0] as Uint8Array, done: false };
+    },
+    async return(): Promise<IteratorResult<Uint8Array>> {
+      pieces = [];
+      const cancelled = reader.cancel();
+      reader.releaseLock();
+      await cancelled;
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 /**
@@ -69,7 +144,7 @@ export function createOpenAIProvider(
   const read = typeof settings === "function" ? settings : () => settings;
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
   const listTimeoutMs = options.listTimeoutMs ?? 15_000;
-  let cached: { key: string; client: OpenAI } | undefined;
+  let cached: { key: string; client: Promise<OpenAI> } | undefined;
 
   const connection = () => {
     const s = read();
@@ -85,8 +160,10 @@ export function createOpenAIProvider(
   };
 
   async function* stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderDelta> {
-    const { client, baseURL, apiKey, model } = connection();
+    const conn = connection();
+    const { baseURL, apiKey, model } = conn;
     const params = buildParams(req, model, detectDialect(baseURL));
+    const client = await conn.client;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw abortReason(signal);
       let yielded = false;
@@ -124,8 +201,10 @@ export function createOpenAIProvider(
   }
 
   async function listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
-    const { client, baseURL, apiKey } = connection();
+    const conn = connection();
+    const { baseURL, apiKey } = conn;
     try {
+      const client = await conn.client;
       const page = await client.models.list({ signal, timeout: listTimeoutMs });
       return page.data.map((m) => toModelInfo(m as unknown as Record<string, unknown>)).sort(byId);
     } catch (err) {
@@ -142,7 +221,11 @@ export function createOpenAIProvider(
   };
 }
 
-function buildParams(req: ProviderRequest, defaultModel: string | undefined, dialect: Dialect): ChatCompletionCreateParamsStreaming {
+function buildParams(
+  req: ProviderRequest,
+  defaultModel: string | undefined,
+  dialect: Dialect,
+): ChatCompletionCreateParamsStreaming {
   const model = req.model || defaultModel;
   if (!model) throw new ProviderError("no model configured: set AGENTD_MODEL or provider.model in the config");
   const params: ChatCompletionCreateParamsStreaming = {

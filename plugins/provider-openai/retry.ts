@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError, APIUserAbortError } from "openai";
+import { APIConnectionError, APIError, APIUserAbortError } from "openai/error";
 
 /** Backoff for transient provider failures. Injectable so tests run in milliseconds. */
 export interface BackoffOptions {

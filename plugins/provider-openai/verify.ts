@@ -1,4 +1,4 @@
-import { APIConnectionTimeoutError } from "openai";
+import { APIConnectionTimeoutError } from "openai/error";
 import { openAIClient } from "./provider.js";
 import { classify, isConnectionFailure, safeUrl } from "./retry.js";
 
@@ -27,8 +27,8 @@ export async function verifyProvider(
   signal: AbortSignal,
   timeoutMs = VERIFY_TIMEOUT_MS,
 ): Promise<VerificationResult> {
-  const client = openAIClient(url, apiKey, timeoutMs);
   try {
+    const client = await openAIClient(url, apiKey, timeoutMs);
     const page = await client.models.list({ signal });
     const models = page.data.map((m) => m.id).sort();
     return { ok: true, probe: "ok", models };

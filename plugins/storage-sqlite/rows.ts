@@ -42,6 +42,21 @@ export interface MessageRow {
   meta: string | null;
 }
 
+/** A `messages` row as an array, in the column order of `MessageRow` (the statement's `raw` mode). */
+export type MessageRaw = [
+  seq: number,
+  role: string,
+  content: string,
+  tool_calls: string | null,
+  tool_call_id: string | null,
+  tool_name: string | null,
+  thinking: string | null,
+  client_message_id: string | null,
+  in_context: number,
+  created_at: string,
+  meta: string | null,
+];
+
 /** Named parameters of the session upsert statements. */
 export interface SessionParams {
   id: string;
@@ -166,4 +181,29 @@ export function messageFromRow(row: MessageRow): StoredMessage {
   if (row.client_message_id !== null) m.clientMessageId = row.client_message_id;
   if (row.meta !== null) m.meta = parseObject<Record<string, unknown>>(row.meta);
   return m;
+}
+
+/** `messageFromRow` for a raw row (see `MessageRaw`). */
+export function messageFromRaw(r: MessageRaw): StoredMessage {
+  const content = r[2];
+  const m: StoredMessage = {
+    seq: r[0],
+    role: r[1] as MessageRole,
+    // Most content is a plain string: its JSON is a quoted string without escapes, cheaper to unquote than to parse.
+    content: (isPlainJsonString(content) ? content.slice(1, -1) : JSON.parse(content)) as MessageContent,
+    inContext: r[8] !== 0,
+    createdAt: r[9],
+  };
+  if (r[3] !== null) m.toolCalls = JSON.parse(r[3]) as StoredToolCall[];
+  if (r[4] !== null) m.toolCallId = r[4];
+  if (r[5] !== null) m.toolName = r[5];
+  if (r[6] !== null) m.thinking = r[6];
+  if (r[7] !== null) m.clientMessageId = r[7];
+  if (r[10] !== null) m.meta = parseObject<Record<string, unknown>>(r[10]);
+  return m;
+}
+
+/** `"..."` with no backslash inside: JSON.parse would return exactly the characters between the quotes. */
+function isPlainJsonString(json: string): boolean {
+  return json.length >= 2 && json.charCodeAt(0) === 34 && json.indexOf("\\") === -1;
 }

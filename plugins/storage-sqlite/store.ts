@@ -15,7 +15,9 @@ import type {
 import { ApiError } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import {
+  type MessageRaw,
   type MessageRow,
+  messageFromRaw,
   messageFromRow,
   messageToParams,
   type SessionRow,
@@ -32,7 +34,12 @@ const MESSAGE_COLS = `seq, role, content, tool_calls, tool_call_id, tool_name, t
   created_at, meta`;
 const LIST_ORDER = "ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC";
 const DEFAULT_HIT_LIMIT = 20;
+/** The in-context rows of the most recently used sessions are kept in memory (bounded by count and size). */
+const CONTEXT_CACHE_SESSIONS = 16;
+const CONTEXT_CACHE_CHARS = 32 * 1024 * 1024;
 const MAX_HIT_LIMIT = 200;
+/** Rows per multi-row event insert. */
+const EVENT_ROWS = 16;
 
 type SessionPatch = Partial<Omit<SessionRecord, "id" | "createdAt">>;
 
@@ -42,6 +49,12 @@ interface ListStatements {
 }
 
 type Statements = ReturnType<typeof prepareStatements>;
+
+interface CachedContext {
+  rows: StoredMessage[];
+  /** Approximate size: the characters of the stored JSON columns. */
+  chars: number;
+}
 
 /** Opens (creating and migrating as needed) the session database at `file`. */
 export function openSqliteStore(file: string): SqliteSessionStore {
@@ -65,6 +78,9 @@ export function openSqliteStore(file: string): SqliteSessionStore {
  */
 export class SqliteSessionStore implements SessionStore {
   private readonly listCache = new Map<string, ListStatements>();
+  /** Per session, what `contextMessages` returns; least recently used first. The daemon is the database's only writer. */
+  private readonly contextCache = new Map<string, CachedContext>();
+  private contextChars = 0;
   private closed = false;
 
   private readonly q: Statements;
@@ -110,8 +126,27 @@ export class SqliteSessionStore implements SessionStore {
       q.recount.run(id);
     });
 
+    // Deltas arrive in batches of hundreds: rows go in EVENT_ROWS at a time (one statement step instead of many).
+    const params = new Array<unknown>(EVENT_ROWS * 6);
     this.eventsTx = db.transaction((id: string, events: EventToAppend[]) => {
-      for (const e of events) q.insertEvent.run(id, e.seq, e.ts, e.type, e.json, e.ephemeral ? 1 : 0);
+      let i = 0;
+      for (; i + EVENT_ROWS <= events.length; i += EVENT_ROWS) {
+        for (let j = 0; j < EVENT_ROWS; j++) {
+          const e = events[i + j] as EventToAppend;
+          const o = j * 6;
+          params[o] = id;
+          params[o + 1] = e.seq;
+          params[o + 2] = e.ts;
+          params[o + 3] = e.type;
+          params[o + 4] = e.json;
+          params[o + 5] = e.ephemeral ? 1 : 0;
+        }
+        q.insertEvents.run(params);
+      }
+      for (; i < events.length; i++) {
+        const e = events[i] as EventToAppend;
+        q.insertEvent.run(id, e.seq, e.ts, e.type, e.json, e.ephemeral ? 1 : 0);
+      }
     });
   }
 
@@ -119,6 +154,7 @@ export class SqliteSessionStore implements SessionStore {
 
   createSession(rec: SessionRecord): void {
     this.q.insertSession.run(sessionToParams(rec));
+    this.dropContext(rec.id);
   }
 
   getSession(id: string): SessionRecord | undefined {
@@ -131,6 +167,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   deleteSession(id: string): boolean {
+    this.dropContext(id);
     return this.deleteTx(id);
   }
 
@@ -186,7 +223,18 @@ export class SqliteSessionStore implements SessionStore {
   /* ---- messages ---- */
 
   appendMessage(sessionId: string, msg: NewMessage): StoredMessage {
-    return this.appendTx(sessionId, msg);
+    const stored = this.appendTx(sessionId, msg);
+    const cached = this.contextCache.get(sessionId);
+    if (cached && stored.inContext) {
+      // A copy of its own: the caller may keep and change the object it got back.
+      const copy = structuredCloneMessage(stored);
+      cached.rows.push(copy);
+      const chars = messageChars(copy);
+      cached.chars += chars;
+      this.contextChars += chars;
+      this.evictContexts();
+    }
+    return stored;
   }
 
   /** `turns` below 1 (or not finite) means the whole history before `beforeSeq`. */
@@ -207,17 +255,59 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
+  /**
+   * Read for every model call, so served from memory once read: the rows are kept per session (the most recently
+   * used ones, bounded) and kept up to date by appends; anything else that changes the working set drops them.
+   * A fresh array every time; its messages are shared, and callers treat them as read-only.
+   */
   contextMessages(sessionId: string): StoredMessage[] {
-    return this.q.inContext.all(sessionId).map(messageFromRow);
+    const cached = this.contextCache.get(sessionId);
+    if (cached) {
+      this.contextCache.delete(sessionId);
+      this.contextCache.set(sessionId, cached);
+      return cached.rows.slice();
+    }
+    const raw = this.q.inContextRaw.all(sessionId);
+    const rows = new Array<StoredMessage>(raw.length);
+    let chars = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const m = messageFromRaw(raw[i] as MessageRaw);
+      rows[i] = m;
+      chars += messageChars(m);
+    }
+    if (chars <= CONTEXT_CACHE_CHARS / 4) {
+      this.contextCache.set(sessionId, { rows, chars });
+      this.contextChars += chars;
+      this.evictContexts();
+      return rows.slice();
+    }
+    return rows;
   }
 
   markOutOfContext(sessionId: string, uptoSeq?: number): void {
+    this.dropContext(sessionId);
     this.q.outOfContext.run(sessionId, uptoSeq ?? Number.MAX_SAFE_INTEGER);
   }
 
   /** The seq counter is kept: a seq that was undone is never handed out again (clients may still show it). */
   truncateMessages(sessionId: string, fromSeq: number): void {
+    this.dropContext(sessionId);
     this.truncateTx(sessionId, fromSeq);
+  }
+
+  private dropContext(sessionId: string): void {
+    const cached = this.contextCache.get(sessionId);
+    if (!cached) return;
+    this.contextCache.delete(sessionId);
+    this.contextChars -= cached.chars;
+  }
+
+  private evictContexts(): void {
+    for (const [id, c] of this.contextCache) {
+      if (this.contextCache.size <= CONTEXT_CACHE_SESSIONS && this.contextChars <= CONTEXT_CACHE_CHARS) return;
+      this.contextCache.delete(id);
+      this.contextChars -= c.chars;
+    }
   }
 
   hasClientMessageId(sessionId: string, clientMessageId: string): boolean {
@@ -280,7 +370,14 @@ export class SqliteSessionStore implements SessionStore {
    * makes bulk writes (imports, copying a history) an order of magnitude faster. Not part of SessionStore.
    */
   batch<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    try {
+      return this.db.transaction(fn)();
+    } catch (err) {
+      // Appends inside the batch were rolled back with it: the cached working sets may hold some of them.
+      this.contextCache.clear();
+      this.contextChars = 0;
+      throw err;
+    }
   }
 
   close(): void {
@@ -288,6 +385,17 @@ export class SqliteSessionStore implements SessionStore {
     this.closed = true;
     this.db.close();
   }
+}
+
+function messageChars(m: StoredMessage): number {
+  let n = 64 + (typeof m.content === "string" ? m.content.length : JSON.stringify(m.content ?? null).length);
+  if (m.toolCalls) for (const c of m.toolCalls) n += c.arguments.length + 64;
+  if (m.thinking) n += m.thinking.length;
+  return n;
+}
+
+function structuredCloneMessage(m: StoredMessage): StoredMessage {
+  return structuredClone(m);
 }
 
 /** Every fixed statement of the store, prepared once per connection. */
@@ -324,8 +432,11 @@ function prepareStatements(db: Database.Database) {
     anyBefore: prep<[string, number], { one: number }>(
       "SELECT 1 AS one FROM messages WHERE session_id = ? AND seq < ? LIMIT 1",
     ),
-    inContext: prep<[string], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
-      WHERE session_id = ? AND in_context = 1 ORDER BY seq`),
+    // Rows as arrays: better-sqlite3 builds them much faster than objects keyed by column name.
+    inContextRaw: db
+      .prepare<[string], MessageRaw>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND in_context = 1 ORDER BY seq`)
+      .raw(true),
     outOfContext: prep<[string, number]>(
       "UPDATE messages SET in_context = 0 WHERE session_id = ? AND seq <= ? AND in_context = 1",
     ),
@@ -349,6 +460,11 @@ function prepareStatements(db: Database.Database) {
 
     insertEvent: prep<[string, number, string, string, string, number]>(
       "INSERT OR IGNORE INTO events (session_id, seq, ts, type, json, ephemeral) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    insertEvents: prep<unknown[]>(
+      `INSERT OR IGNORE INTO events (session_id, seq, ts, type, json, ephemeral) VALUES ${Array(EVENT_ROWS)
+        .fill("(?, ?, ?, ?, ?, ?)")
+        .join(", ")}`,
     ),
     readEvents: prep<[string, number, number], StoredEvent>(
       "SELECT seq, ts, type, json FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",

@@ -1,4 +1,13 @@
-import TurndownService from "turndown";
+import { createRequire } from "node:module";
+import type TurndownService from "turndown";
+
+/** turndown (with its DOM implementation) is loaded at the first HTML conversion, not at daemon boot. */
+const requireCjs = createRequire(import.meta.url);
+let Turndown: typeof TurndownService | undefined;
+function newTurndown(options?: TurndownService.Options): TurndownService {
+  Turndown ??= requireCjs("turndown") as typeof TurndownService;
+  return new Turndown(options);
+}
 
 export type BodyKind = "html" | "json" | "text" | "binary" | "unknown";
 export type OutputFormat = "markdown" | "text" | "html";
@@ -111,7 +120,7 @@ function tidy(text: string): string {
 
 /** HTML -> markdown; links and images are made absolute so the model can follow them with another fetch. */
 export function htmlToMarkdown(html: string, baseUrl: string): string {
-  const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  const service = newTurndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
   service.remove(isNoise);
   service.addRule("absoluteLinks", {
     filter: (node) => node.nodeName === "A" && !!node.getAttribute("href"),
@@ -198,7 +207,7 @@ const BLOCKS = new Set([
 
 /** HTML -> plain text: the same noise removal, no markdown syntax. */
 export function htmlToText(html: string): string {
-  const service = new TurndownService();
+  const service = newTurndown();
   // Plain text must not carry markdown escapes (`1\.`, `\*`).
   service.escape = (s: string) => s;
   service.addRule("plain", {
