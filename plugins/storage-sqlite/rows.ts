@@ -57,23 +57,8 @@ export type MessageRaw = [
   meta: string | null,
 ];
 
-/** Named parameters of the session upsert statements. */
-export interface SessionParams {
-  id: string;
-  title: string | null;
-  pinned: number;
-  persona: string;
-  model: string;
-  cwd: string;
-  mode: string;
-  is_sandbox: number;
-  share_token: string | null;
-  message_count: number;
-  usage: string;
-  meta: string;
-  created_at: string;
-  updated_at: string;
-}
+/** Named parameters of the session upsert statements: the row's columns. */
+export type SessionParams = SessionRow;
 
 /** Named parameters of the message insert. */
 export interface MessageParams extends MessageRow {
