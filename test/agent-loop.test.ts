@@ -357,6 +357,19 @@ describe("agent loop (fake provider, real daemon)", function () {
     expect(sse.ofType("retry")).to.have.length(0);
   });
 
+  it("never drops queued follow-ups silently when a turn fails", async () => {
+    let release!: () => void;
+    fake.script(turn({ content: "x" }, { waitFor: new Promise<void>((r) => (release = r)) }, { cut: true }));
+    await chat({ text: "first" });
+    await sse.waitForType("token");
+    await d.post(`/sessions/${id}/followup`, { message: "queued one" });
+    release();
+    await waitEnds(1);
+    expect(ends()[0]?.json.reason).to.equal("disconnected");
+    const notice = sse.ofType("notice").find((f) => f.json.unsent);
+    expect(notice?.json.unsent).to.deep.equal(["queued one"]);
+  });
+
   it("ends with disconnected when the stream is cut, keeping the partial output", async () => {
     fake.script(turn({ content: "half of it" }, { cut: true }));
     await chat({ text: "x" });

@@ -237,6 +237,14 @@ export class TurnManager implements TurnController {
         this.start(rec, head as QueuedMessage, undefined);
         const nt = this.active.get(rec.id);
         nt?.followups.push(...rest);
+      } else if (next.length && reason !== "aborted") {
+        // After a failed turn queued messages are not sent on their own, but never dropped silently either.
+        const texts = next.map((m) => (typeof m.content === "string" ? m.content : "[message with images]"));
+        emit({
+          type: "notice",
+          message: `The turn ended (${reason}); ${next.length} queued message(s) were not sent. Send them again to continue.`,
+          unsent: texts,
+        });
       }
     }
   }
