@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
-import { Ajv, type ErrorObject } from "ajv";
-import { cosmiconfig } from "cosmiconfig";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { loadAjv } from "./lazy.js";
 
 export const DEFAULT_PORT = 7878;
 
@@ -65,12 +66,16 @@ export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.
 const SEARCH_PLACES = ["config.json", "config.yaml", "config.yml", "config.mjs", "config.js", "config.cjs"];
 
 export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
-  const explorer = cosmiconfig("agentd", { searchPlaces: SEARCH_PLACES, stopDir: home, cache: false });
-  let found: { config: unknown; filepath: string } | null;
-  try {
-    found = await explorer.search(home);
-  } catch (err) {
-    throw new ConfigError(`Could not read the config in ${home}: ${(err as Error).message}`);
+  let found: { config: unknown; filepath: string } | null = null;
+  // cosmiconfig (and the yaml parser it brings) is loaded only when there is a file for it to read.
+  if (SEARCH_PLACES.some((name) => existsSync(join(home, name)))) {
+    try {
+      const { cosmiconfig } = await import("cosmiconfig");
+      const explorer = cosmiconfig("agentd", { searchPlaces: SEARCH_PLACES, stopDir: home, cache: false });
+      found = await explorer.search(home);
+    } catch (err) {
+      throw new ConfigError(`Could not read the config in ${home}: ${(err as Error).message}`);
+    }
   }
   // cosmiconfig walks up from `home`; only a file inside the home counts.
   if (found && resolve(found.filepath, "..") !== home) found = null;
@@ -85,12 +90,17 @@ export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.
   return { home, file: found?.filepath, config, provider };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-const validate = ajv.compile(ConfigSchema);
+let validate: ValidateFunction | undefined;
 
 export function validateConfig(raw: unknown, file: string): GlobalConfig {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError(`${file}: the config must be an object`);
+  }
+  // Every key is optional: an empty object (no config file) is valid without compiling the schema at boot.
+  if (Object.getPrototypeOf(raw) === Object.prototype && Object.keys(raw).length === 0) return raw as GlobalConfig;
+  if (!validate) {
+    const { Ajv } = loadAjv();
+    validate = new Ajv({ allErrors: false, strict: false }).compile(ConfigSchema);
   }
   if (!validate(raw)) throw new ConfigError(`${file}: ${describeConfigError(validate.errors?.[0])}`);
   return raw as GlobalConfig;

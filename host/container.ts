@@ -1,7 +1,8 @@
 import "reflect-metadata";
-import { type DependencyContainer, container as rootContainer } from "tsyringe";
+import type { DependencyContainer } from "tsyringe";
 import { type Disposable, toDisposable } from "../core/disposable.js";
 import type { ServiceToken } from "../core/tokens.js";
+import { lazyRequire } from "./lazy.js";
 
 /**
  * The daemon's DI container: a tsyringe child container per daemon (several daemons can live in one test
@@ -9,7 +10,9 @@ import type { ServiceToken } from "../core/tokens.js";
  * withdrawn when its plugin is unloaded, and classes constructed by tsyringe (`@inject(token.symbol)`) see it.
  */
 export class ServiceContainer {
-  readonly di: DependencyContainer = rootContainer.createChildContainer();
+  private container: DependencyContainer | undefined;
+  /** Every token ever provided: registered with tsyringe when the container is first needed. */
+  private readonly tokens = new Map<string, ServiceToken<unknown>>();
   private readonly values = new Map<string, { owner: string; value: unknown }>();
   private readonly lazy = new Map<string, () => unknown>();
 
@@ -18,9 +21,7 @@ export class ServiceContainer {
     if (existing) throw new Error(`service "${token.id}" is already provided by "${existing.owner}"`);
     const entry = { owner, value };
     this.values.set(token.id, entry);
-    if (!this.di.isRegistered(token.symbol)) {
-      this.di.register(token.symbol, { useFactory: () => this.get(token) });
-    }
+    this.registerToken(token);
     return toDisposable(() => {
       if (this.values.get(token.id) === entry) this.values.delete(token.id);
     });
@@ -29,9 +30,29 @@ export class ServiceContainer {
   /** A host service built on first use (after the plugins it depends on have registered). */
   provideLazy<T>(token: ServiceToken<T>, factory: () => T): void {
     this.lazy.set(token.id, factory);
-    if (!this.di.isRegistered(token.symbol)) {
-      this.di.register(token.symbol, { useFactory: () => this.get(token) });
+    this.registerToken(token);
+  }
+
+  /**
+   * The tsyringe child container, created on first use: tsyringe costs ~40 ms to load and only classes built
+   * with `provideClass` need it.
+   */
+  get di(): DependencyContainer {
+    if (!this.container) {
+      const { container: root } = lazyRequire<typeof import("tsyringe")>("tsyringe");
+      this.container = root.createChildContainer();
+      for (const token of this.tokens.values()) this.registerWith(this.container, token);
     }
+    return this.container;
+  }
+
+  private registerToken<T>(token: ServiceToken<T>): void {
+    if (!this.tokens.has(token.id)) this.tokens.set(token.id, token as ServiceToken<unknown>);
+    if (this.container) this.registerWith(this.container, token);
+  }
+
+  private registerWith<T>(di: DependencyContainer, token: ServiceToken<T>): void {
+    if (!di.isRegistered(token.symbol)) di.register(token.symbol, { useFactory: () => this.get(token) });
   }
 
   construct<T>(cls: new (...args: never[]) => T): T {

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Ajv } from "ajv";
+import type { Ajv } from "ajv";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
@@ -11,6 +11,7 @@ import type { Registry } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
 import type { ServiceContainer } from "./container.js";
+import { loadAjv } from "./lazy.js";
 import type { PluginSource } from "./plugin-sources.js";
 
 export interface Registries {
@@ -69,7 +70,7 @@ export interface PluginHostDeps {
  */
 export class PluginHost {
   private readonly entries: Entry[] = [];
-  private readonly ajv = new Ajv({ strict: false, useDefaults: true });
+  private ajv: Ajv | undefined;
 
   constructor(private readonly deps: PluginHostDeps) {}
 
@@ -230,7 +231,7 @@ export class PluginHost {
     const caps = new Set<Capability>(m.capabilities ?? []);
     const scope = entry.scope;
     const log = deps.log.child({ plugin: id });
-    const options = this.validateOptions(m, deps.options[id] ?? {});
+    const options = this.validateOptions(m, deps.options[id] ?? {}, entry.source.origin === "builtin");
     const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
       add: (item) => scope.add(reg.add(id, check ? check(item) : item)),
     });
@@ -290,10 +291,16 @@ export class PluginHost {
     };
   }
 
-  private validateOptions(m: PluginManifest, raw: object): Record<string, unknown> {
+  private thirdPartyAjv(): Ajv {
+    this.ajv ??= newAjv(true);
+    return this.ajv;
+  }
+
+  private validateOptions(m: PluginManifest, raw: object, builtin: boolean): Record<string, unknown> {
     if (!m.configSchema) return raw as Record<string, unknown>;
     const copy = structuredClone(raw) as Record<string, unknown>;
-    const validate = this.ajv.compile(m.configSchema);
+    if (isEmptyPlainObject(copy) && acceptsEmptyAsIs(m.configSchema)) return copy;
+    const validate = (builtin ? builtinAjv() : this.thirdPartyAjv()).compile(m.configSchema);
     if (!validate(copy)) {
       const e = validate.errors?.[0];
       throw new Error(
@@ -302,6 +309,44 @@ export class PluginHost {
     }
     return copy;
   }
+}
+
+const EMPTY_SAFE_KEYS = new Set(["type", "properties", "additionalProperties", "description", "title", "$comment"]);
+
+function isEmptyPlainObject(v: object): boolean {
+  return Object.getPrototypeOf(v) === Object.prototype && Object.keys(v).length === 0;
+}
+
+/**
+ * True when Ajv (with useDefaults) would accept `{}` and leave it unchanged: an object schema with no required
+ * keys, no other constraints and no property defaults. Plugins without configured options skip loading and
+ * compiling with Ajv at boot.
+ */
+function acceptsEmptyAsIs(schema: object): boolean {
+  const s = schema as Record<string, unknown>;
+  if (s.type !== "object" || !Object.keys(s).every((k) => EMPTY_SAFE_KEYS.has(k))) return false;
+  const props = s.properties;
+  if (props === undefined) return true;
+  if (typeof props !== "object" || props === null) return false;
+  return Object.values(props).every(
+    (p) => typeof p === "boolean" || (typeof p === "object" && p !== null && !("default" in p)),
+  );
+}
+
+function newAjv(validateSchema: boolean): Ajv {
+  return new (loadAjv().Ajv)({ strict: false, useDefaults: true, validateSchema });
+}
+
+let sharedBuiltinAjv: Ajv | undefined;
+
+/**
+ * Built-in option schemas are known-good TypeBox schemas: checking them against the JSON Schema meta-schema
+ * (compiling the meta-schema costs ~30 ms at every cold start) would only ever pass. One instance serves every
+ * daemon in the process, so each built-in schema is compiled once (Ajv caches by schema object).
+ */
+function builtinAjv(): Ajv {
+  sharedBuiltinAjv ??= newAjv(false);
+  return sharedBuiltinAjv;
 }
 
 function camel(id: string): string {

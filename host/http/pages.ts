@@ -1,4 +1,5 @@
-import express, { type Express, type Request, type Response } from "express";
+import type { Express, Request, Response } from "express";
+import { loadExpress } from "../lazy.js";
 import type { Authenticator } from "./auth.js";
 
 const PAGE_CSP =
@@ -31,6 +32,7 @@ function isSecure(req: Request): boolean {
 
 /** The browser login flow (outside /api/v1): a token form that sets an HttpOnly SameSite=Strict cookie. */
 export function mountLoginPages(app: Express, auth: Authenticator, version: string): void {
+  const express = loadExpress();
   const form = express.urlencoded({ extended: false, limit: "8kb" });
   const json = express.json({ limit: "8kb" });
   const html = (res: Response, status: number, body: string) =>

@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
-import express, { type NextFunction, type Request, type Response } from "express";
+import type express from "express";
+import type { NextFunction, Request, Response } from "express";
 import { ApiError, isApiError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Owned, Registry } from "../../core/registry.js";
 import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
+import { loadExpress } from "../lazy.js";
 import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
 import { mountLoginPages } from "./pages.js";
@@ -32,7 +34,20 @@ const SECURITY_HEADERS = {
   "Cross-Origin-Opener-Policy": "same-origin",
 };
 
-export function createApp(opts: HttpOptions): express.Express {
+/**
+ * The request listener. The express app behind it is built on the first request: loading express and
+ * body-parser is the largest single cost of a cold start, and nothing needs them before a request arrives.
+ */
+export function createApp(opts: HttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  let app: express.Express | undefined;
+  return (req, res) => {
+    app ??= buildApp(opts);
+    app(req, res);
+  };
+}
+
+function buildApp(opts: HttpOptions): express.Express {
+  const express = loadExpress();
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -114,6 +129,7 @@ function bySpecificity(a: Owned<AnyRoute>, b: Owned<AnyRoute>): number {
 }
 
 function buildRouter(opts: HttpOptions): express.Router {
+  const express = loadExpress();
   const router = express.Router({ strict: false, caseSensitive: true });
   const parsers = new Map<number, express.RequestHandler>();
   const jsonParser = (limit: number) => {
@@ -126,13 +142,16 @@ function buildRouter(opts: HttpOptions): express.Router {
   };
   for (const entry of [...opts.routes.entries()].sort(bySpecificity)) {
     const route = entry.item;
-    const compiled = compileRoute(route, opts.validateResponses);
+    // Each route's validators are compiled on its first request: compiling every schema up front costs the boot
+    // (or the first request after plugins change) tens of milliseconds for routes that may never be called.
+    let compiled: CompiledValidators | undefined;
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
     router[method](
       (route.page ? "" : API_PREFIX) + route.path,
       async (req: Request, res: Response, next: NextFunction) => {
         try {
+          compiled ??= compileRoute(route, opts.validateResponses);
           await handle(route, compiled, parse, opts, req, res);
         } catch (err) {
           next(err);

@@ -1,17 +1,22 @@
 import type { TSchema } from "@sinclair/typebox";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import addFormats from "ajv-formats";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { type AnyRoute, isResponseSpec } from "../../core/routes.js";
+import { lazyRequire, loadAjv } from "../lazy.js";
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ strict: false, coerceTypes: coerce, useDefaults: true, allErrors: false });
-  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  const ajv = new (loadAjv().Ajv)({ strict: false, coerceTypes: coerce, useDefaults: true, allErrors: false });
+  lazyRequire<(a: Ajv) => void>("ajv-formats")(ajv);
   return ajv;
 }
 
+// Built on the first request that needs a validator, not at boot (ajv and ajv-formats cost ~50 ms to load).
+let ajvs: { coercing: Ajv; strict: Ajv } | undefined;
+
 /** Query strings and path params arrive as strings: they are coerced to the declared types. Bodies are not. */
-const coercing = makeAjv(true);
-const strictAjv = makeAjv(false);
+function validators(): { coercing: Ajv; strict: Ajv } {
+  ajvs ??= { coercing: makeAjv(true), strict: makeAjv(false) };
+  return ajvs;
+}
 
 export interface CompiledValidators {
   params?: ValidateFunction;
@@ -22,6 +27,7 @@ export interface CompiledValidators {
 
 export function compileRoute(route: AnyRoute, withResponses: boolean): CompiledValidators {
   const out: CompiledValidators = { responses: new Map() };
+  const { coercing, strict: strictAjv } = validators();
   if (route.params) out.params = coercing.compile(route.params);
   if (route.query) out.query = coercing.compile(route.query);
   if (route.body) out.body = strictAjv.compile(route.body);

