@@ -91,9 +91,9 @@ function validName(name: string, file: string, problems: string[]): boolean {
   return false;
 }
 
-function scanPersonas(scope: Scope, problems: string[]): Persona[] {
-  const dir = join(scope.dir, "personas");
-  const out: Persona[] = [];
+/** The parsed `*.md` files of `<scope>/<sub>/` (problems of unreadable or malformed files are recorded). */
+function* markdownFiles(scope: Scope, sub: string, problems: string[]) {
+  const dir = join(scope.dir, sub);
   for (const entry of listDir(dir)) {
     if (!entry.endsWith(".md")) continue;
     const file = join(dir, entry);
@@ -101,7 +101,14 @@ function scanPersonas(scope: Scope, problems: string[]): Persona[] {
     if (text === undefined) continue;
     const doc = parseMarkdown(text);
     if (doc.problem) problems.push(`${file}: ${doc.problem}`);
-    const name = metaString(doc.meta, "name") ?? basename(entry, ".md");
+    yield { file, doc, stem: basename(entry, ".md") };
+  }
+}
+
+function scanPersonas(scope: Scope, problems: string[]): Persona[] {
+  const out: Persona[] = [];
+  for (const { file, doc, stem } of markdownFiles(scope, "personas", problems)) {
+    const name = metaString(doc.meta, "name") ?? stem;
     if (!validName(name, file, problems)) continue;
     const prompt = doc.body.trim();
     if (!prompt) {
@@ -148,19 +155,12 @@ function scanSkills(scope: Scope, problems: string[]): Skill[] {
 }
 
 function scanRules(scope: Scope, problems: string[]): Rule[] {
-  const dir = join(scope.dir, "rules");
   const out: Rule[] = [];
-  for (const entry of listDir(dir)) {
-    if (!entry.endsWith(".md")) continue;
-    const file = join(dir, entry);
-    const text = readText(file, scope, problems);
-    if (text === undefined) continue;
-    const doc = parseMarkdown(text);
-    if (doc.problem) problems.push(`${file}: ${doc.problem}`);
+  for (const { file, doc, stem } of markdownFiles(scope, "rules", problems)) {
     const content = doc.body.trim();
     if (!content) continue;
     out.push({
-      name: metaString(doc.meta, "name") ?? basename(entry, ".md"),
+      name: metaString(doc.meta, "name") ?? stem,
       description: metaString(doc.meta, "description") ?? "",
       content,
       file,

@@ -39,6 +39,18 @@ function line(note: MemoryNote, cwd: string): string {
   return `#${note.id} [${where(note, cwd)}, ${note.createdAt.slice(0, 10)}] ${clip(note.content, ENTRY_CHARS)}`;
 }
 
+/** Notes as a result: a header line, then one line per note, capped. */
+function listing(header: string, notes: MemoryNote[], cwd: string): ToolResult {
+  return {
+    content: joinCapped(
+      header,
+      notes.map((n) => line(n, cwd)),
+      MAX_OUTPUT_CHARS,
+    ),
+    meta: { count: notes.length },
+  };
+}
+
 /** `openStore` is called on first use, so the database file is only created when the model uses memory. */
 export function createMemoryTool(openStore: () => MemoryStore): ToolDefinition<MemoryArgs> {
   return {
@@ -93,28 +105,16 @@ function run(store: MemoryStore, args: MemoryArgs, cwd: string): ToolResult {
       }
       const notes = store.search(query, { scope, project: cwd, limit: args.limit ?? DEFAULT_SEARCH_LIMIT });
       if (notes.length === 0) return { content: `No notes match "${query}" (scope ${scope}).`, meta: { count: 0 } };
-      const header = `${notes.length} note${notes.length === 1 ? "" : "s"} match "${query}":`;
-      return {
-        content: joinCapped(
-          header,
-          notes.map((n) => line(n, cwd)),
-          MAX_OUTPUT_CHARS,
-        ),
-        meta: { count: notes.length },
-      };
+      return listing(`${notes.length} note${notes.length === 1 ? "" : "s"} match "${query}":`, notes, cwd);
     }
     case "list": {
       const notes = store.list({ scope, project: cwd, limit: args.limit ?? DEFAULT_LIST_LIMIT });
       if (notes.length === 0) return { content: `No notes saved yet (scope ${scope}).`, meta: { count: 0 } };
-      const header = `${notes.length} note${notes.length === 1 ? "" : "s"} (scope ${scope}, newest first):`;
-      return {
-        content: joinCapped(
-          header,
-          notes.map((n) => line(n, cwd)),
-          MAX_OUTPUT_CHARS,
-        ),
-        meta: { count: notes.length },
-      };
+      return listing(
+        `${notes.length} note${notes.length === 1 ? "" : "s"} (scope ${scope}, newest first):`,
+        notes,
+        cwd,
+      );
     }
     case "delete": {
       if (args.id === undefined) {
