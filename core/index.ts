@@ -8,6 +8,7 @@ export * from "./disposable.js";
 export * from "./errors.js";
 export * from "./event-log.js";
 export * from "./events.js";
+export * from "./files.js";
 export * from "./logger.js";
 export * from "./plugin.js";
 export * from "./project.js";

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writePrivateFile } from "../core/files.js";
 
 /** What `server.json` holds: how local clients find and authenticate to the running daemon. */
 export interface ServerInfo {
@@ -21,14 +22,6 @@ export function serverFile(home: string): string {
 
 function tokenFile(home: string): string {
   return join(home, "token");
-}
-
-/** Writes a file atomically (temp + rename) with mode 0600. */
-export function writePrivateFile(file: string, content: string): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
 }
 
 export function ensureHome(home: string): void {

@@ -1,23 +1,16 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { type Disposable, type Logger, type ProjectTrust, type TrustRecord, toDisposable } from "../../core/index.js";
+import { readFileSync } from "node:fs";
+import {
+  type Disposable,
+  type Logger,
+  type ProjectTrust,
+  type TrustRecord,
+  toDisposable,
+  writePrivateFile,
+} from "../../core/index.js";
 
 interface TrustFile {
   version: 1;
   projects: Record<string, { trusted: boolean; decidedAt: string }>;
-}
-
-/** Writes `content` to a fresh temporary file with mode 0600, then renames it over `file`. */
-export function writePrivateAtomic(file: string, content: string): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    writeFileSync(tmp, content, { mode: 0o600, flag: "wx" });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  chmodSync(file, 0o600);
 }
 
 /** Trust decisions per project root, persisted in `<home>/trust.json`. A project without a decision is untrusted. */
@@ -55,7 +48,7 @@ export class TrustStore implements ProjectTrust {
   private save(): void {
     const data: TrustFile = { version: 1, projects: {} };
     for (const r of this.list()) data.projects[r.path] = { trusted: r.trusted, decidedAt: r.decidedAt };
-    writePrivateAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`);
+    writePrivateFile(this.file, `${JSON.stringify(data, null, 2)}\n`);
   }
 
   projectRoot(cwd: string): string {

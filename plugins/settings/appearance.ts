@@ -1,5 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import type { Logger } from "../../core/index.js";
+import { readFileSync } from "node:fs";
+import { type Logger, writePrivateFile } from "../../core/index.js";
 
 export interface Appearance {
   showReasoning: boolean;
@@ -27,9 +27,7 @@ export class AppearanceStore {
   set(next: Appearance): Appearance {
     const value: Appearance = { showReasoning: next.showReasoning };
     const file = this.file();
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
+    writePrivateFile(file, `${JSON.stringify(value, null, 2)}\n`);
     this.value = value;
     return { ...value };
   }

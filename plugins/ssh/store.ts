@@ -1,25 +1,8 @@
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
-import { ApiError, type Logger, type ProjectTrust } from "../../core/index.js";
+import { ApiError, type Logger, type ProjectTrust, writePrivateFile } from "../../core/index.js";
 import { checkHostFields, normaliseHost, type SshHost } from "./validate.js";
-
-/** Write-then-rename with mode 0600 from the start: a secret is never readable by others, even briefly. */
-function writePrivate(file: string, content: string): void {
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600, flag: "wx" });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
 
 export interface ResolvedHost {
   host: SshHost;
@@ -64,7 +47,7 @@ export class SshStore {
     this.ensureDir(this.dir);
     const dir = this.ensureDir(this.keysDir);
     const file = join(dir, name);
-    writePrivate(file, key);
+    writePrivateFile(file, key);
     return file;
   }
 
@@ -82,7 +65,7 @@ export class SshStore {
     this.ensureDir(this.dir);
     const hosts = this.globalHosts().filter((x) => x.name !== h.name);
     hosts.push(h);
-    writePrivate(this.hostsFile, `${JSON.stringify({ hosts }, null, 2)}\n`);
+    writePrivateFile(this.hostsFile, `${JSON.stringify({ hosts }, null, 2)}\n`);
     return h;
   }
 
