@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { expect } from "chai";
+import openapiTS from "openapi-typescript";
 import { SNAPSHOT_FILE, servedOpenApi } from "../scripts/write-openapi-snapshot.js";
 
 const SPEC = fileURLToPath(new URL("../../docs/api-v1.md", import.meta.url));
@@ -58,5 +59,11 @@ describe("OpenAPI document", () => {
   it("equals the published snapshot docs/openapi/v1.json (run `npm run openapi:snapshot` after changing routes)", () => {
     const snapshot = JSON.parse(readFileSync(SNAPSHOT_FILE, "utf8"));
     expect(doc).to.deep.equal(snapshot);
+  });
+
+  it("matches the clients' generated types clients/api/v1.d.ts (run `npm run gen:api` after changing routes)", async () => {
+    const generated = await openapiTS(JSON.parse(readFileSync(SNAPSHOT_FILE, "utf8")));
+    const committed = readFileSync(fileURLToPath(new URL("../../clients/api/v1.d.ts", import.meta.url)), "utf8");
+    expect(committed).to.equal(generated);
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * How a Node client (terminal, ACP) finds the daemon of a home: `server.json` names its URL and token; when no
+ * daemon answers, one is started in the background (detached, logging to `<home>/daemon.log`), under a lock file so
+ * two clients starting at once never start two daemons. Nothing here imports the daemon's code.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Api, createApi } from "./client.js";
+
+export interface DaemonConnection {
+  url: string;
+  token: string;
+  home: string;
+  api: Api;
+  /** True when this call started the daemon. */
+  started: boolean;
+}
+
+interface ServerJson {
+  url: string;
+  token: string;
+  pid: number;
+  instanceId: string;
+}
+
+const MAIN_JS = fileURLToPath(new URL("../../host/main.js", import.meta.url));
+
+export function resolveClientHome(home?: string): string {
+  return resolve(home ?? process.env.AGENTD_HOME ?? join(homedir(), ".agentd"));
+}
+
+function readServer(home: string): ServerJson | undefined {
+  try {
+    return JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as ServerJson;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The daemon described by server.json, if it answers as that instance. */
+async function reachable(home: string): Promise<ServerJson | undefined> {
+  const info = readServer(home);
+  if (!info) return undefined;
+  try {
+    const res = await fetch(`${info.url}/api/v1/server/identity`, {
+      headers: { authorization: `Bearer ${info.token}` },
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { instanceId?: string };
+    return body.instanceId === info.instanceId ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Takes `<home>/start.lock` (holding our pid); a lock whose holder died is taken over. */
+function tryLock(file: string): boolean {
+  try {
+    const fd = openSync(file, "wx", 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    const holder = Number(readFileSync(file, "utf8").trim());
+    if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) return false;
+    rmSync(file, { force: true });
+    return tryLock(file);
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface AttachOptions {
+  home?: string;
+  /** Start a daemon when none answers (default true). */
+  start?: boolean;
+  /** How long to wait for a started daemon (default 20 s). */
+  timeoutMs?: number;
+}
+
+/** Attaches to the home's daemon, starting it in the background when none runs. */
+export async function attachDaemon(opts: AttachOptions = {}): Promise<DaemonConnection> {
+  const home = resolveClientHome(opts.home);
+  const connect = (info: ServerJson, started: boolean): DaemonConnection => ({
+    url: info.url,
+    token: info.token,
+    home,
+    started,
+    api: createApi({ baseUrl: info.url, token: info.token }),
+  });
+  const running = await reachable(home);
+  if (running) return connect(running, false);
+  if (opts.start === false)
+    throw new Error(`no agentd daemon is running for ${home} (start one with \`agentd serve\`)`);
+
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const lock = join(home, "start.lock");
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  let started = false;
+  try {
+    // Wait for the lock: another client may be starting the daemon right now, then we simply attach to it.
+    while (!tryLock(lock)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for another client to start the daemon (${lock})`);
+      await pause(50);
+      const info = await reachable(home);
+      if (info) return connect(info, false);
+    }
+    started = true;
+    const again = await reachable(home);
+    if (again) return connect(again, false);
+    const log = openSync(join(home, "daemon.log"), "a", 0o600);
+    const child = spawn(process.execPath, [MAIN_JS, "serve", "--home", home], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: process.env,
+    });
+    closeSync(log);
+    let exited: number | null = null;
+    child.on("exit", (code) => {
+      exited = code ?? 1;
+    });
+    child.unref();
+    // The daemon writes server.json once it listens; poll for it (the daemon is another process, nothing to await).
+    for (;;) {
+      const info = await reachable(home);
+      if (info) return connect(info, true);
+      if (exited !== null) throw new Error(`the daemon exited with code ${exited}; see ${join(home, "daemon.log")}`);
+      if (Date.now() > deadline) throw new Error(`the daemon did not start in time; see ${join(home, "daemon.log")}`);
+      await pause(50);
+    }
+  } finally {
+    if (started) rmSync(lock, { force: true });
+  }
+}
