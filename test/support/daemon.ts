@@ -95,6 +95,8 @@ export interface TestDaemonOptions {
   builtins?: PluginSource[];
   /** Reuse a home (restart tests). */
   home?: string;
+  /** Listen port (default 0: any free port); a restart test passes the previous one so clients find it again. */
+  port?: number;
 }
 
 export interface TestDaemon extends ApiClient {
@@ -129,7 +131,7 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
   const dopts: DaemonOptions = {
     home,
     host: "127.0.0.1",
-    port: 0,
+    port: opts.port ?? 0,
     env: cleanEnv({ AGENTD_LOG_LEVEL: "warn", ...opts.env }),
     extraPlugins: opts.extraPlugins,
     builtins: opts.builtins,
