@@ -6,7 +6,18 @@ import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { useLayoutEffect, useRef } from "preact/hooks";
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+
+/** Raw HTML in model output is shown as text, not interpreted; DOMPurify is the second line behind that. */
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    html: ({ text }) => escapeHtml(text),
+  },
+});
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {

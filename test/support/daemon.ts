@@ -166,6 +166,8 @@ export interface DaemonProcess {
   info: ServerInfo;
   client: ApiClient;
   stderr(): string;
+  /** What it printed so far (the listening line, the one-time sign-in link). */
+  stdout(): string;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
 }
@@ -186,7 +188,10 @@ export async function spawnDaemon(
   child.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
   });
-  child.stdout?.resume();
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   let done = false;
@@ -203,5 +208,5 @@ export async function spawnDaemon(
     await new Promise((r) => setTimeout(r, 25));
   }
   const info = JSON.parse(readFileSync(file, "utf8")) as ServerInfo;
-  return { child, info, client: new ApiClient(info.url, info.token), stderr: () => err, exited };
+  return { child, info, client: new ApiClient(info.url, info.token), stderr: () => err, stdout: () => out, exited };
 }
