@@ -209,7 +209,7 @@ export function App() {
               <h1>agentd</h1>
               <p>Pick a session on the left, or start a new one.</p>
               <button type="button" class="primary" onClick={() => (panel.value = "new")}>
-                New session
+                Start a new session
               </button>
             </div>
           )}

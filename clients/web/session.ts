@@ -116,7 +116,7 @@ export class SessionState {
         this.status.value = s.status;
         this.mode.value = s.mode;
         this.liveText.value = streaming
-          .filter((b) => b.kind === "text")
+          .filter((b) => b.kind === "content")
           .map((b) => b.text ?? "")
           .join("");
         this.liveThinking.value = streaming

@@ -94,7 +94,7 @@ export function Sidebar() {
                   >
                     <span class="title">{titleOf(s)}</span>
                     {s.status === "running" && (
-                      <span class="running" role="status" aria-label="running">
+                      <span class="run-dot" role="status" aria-label="running">
                         ●
                       </span>
                     )}

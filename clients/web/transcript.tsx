@@ -46,14 +46,17 @@ function ToolCard({ tool }: { tool: Signal<ToolState> }) {
     t.name === "bash" ? String(a.command ?? "") : String(a.filePath ?? a.path ?? a.pattern ?? a.query ?? a.url ?? "");
   const label = t.status === "pending" || t.status === "running" ? "running" : t.status === "ok" ? "done" : "failed";
   return (
-    <details class={`tool ${t.status}`} open={t.status === "running" || t.status === "error" || undefined}>
+    <details
+      class={`tool ${t.status}`}
+      open={t.status !== "ok" || ["bash", "edit", "write"].includes(t.name) || undefined}
+    >
       <summary>
         <span class="tool-name">{t.name}</span> <code class="tool-sum">{summary}</code>
         <span class={`badge ${t.status}`}>{label}</span>
       </summary>
       {t.name === "edit" || t.name === "write" ? (
         <EditDiff tool={t} />
-      ) : (
+      ) : t.name === "bash" ? null : (
         <pre class="args">{JSON.stringify(a, null, 2)}</pre>
       )}
       {t.output && !t.result && <pre class="output">{t.output}</pre>}
@@ -123,7 +126,9 @@ function LiveBlock({ s }: { s: SessionState }) {
       cancelAnimationFrame(raf);
     };
   }, [s]);
-  if (!frame.text && !frame.thinking) {
+  // Read directly (not through the frame), so the block disappears in the same render the final message appears.
+  const empty = s.liveText.value === "" && s.liveThinking.value === "";
+  if (empty || (!frame.text && !frame.thinking)) {
     return s.status.value === "running" ? (
       <div class="msg assistant pending" role="status">
         Working…

@@ -35,12 +35,15 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Collects page errors and CSP violations reported to the console, so a test can assert there were none. */
+/** Collects page errors, CSP violations reported to the console and failed requests, so a test can assert there were none. */
 export function watchPage(page: Page): { errors: string[] } {
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(`console: ${m.text()}`);
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
   });
   return { errors };
 }
