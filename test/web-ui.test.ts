@@ -10,7 +10,7 @@ import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
 
 /** Screenshots the tests take of the main screens (git-ignored; a few are copied to docs/ by hand). */
-export const SHOTS = join(import.meta.dirname, "../../test-output/screenshots");
+const SHOTS = join(import.meta.dirname, "../../test-output/screenshots");
 
 describe("web UI in headless Chromium, against the real daemon and the fake provider", function () {
   this.timeout(60_000);
