@@ -35,6 +35,14 @@ const CreateSessionResponse = T.Object(
   { title: "CreateSessionResponse" },
 );
 
+const ForkSessionResponse = T.Object(
+  {
+    id: T.String({ description: "The new session's id" }),
+    session: SessionSchema,
+  },
+  { title: "ForkSessionResponse", description: "The new session in full, as GET /sessions/{id} returns it" },
+);
+
 const SessionPage = T.Object(
   {
     sessions: T.Array(SessionSummarySchema),
@@ -177,8 +185,14 @@ export default definePlugin({
         tags,
         params: SessionIdParams,
         errors: [409],
-        responses: { 201: CreateSessionResponse },
-        handler: ({ params }) => created(svc().fork(params.id)),
+        responses: { 201: ForkSessionResponse },
+        handler: ({ params, apiBase }) => {
+          const fork = svc().fork(params.id);
+          return {
+            status: 201,
+            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, apiBase) },
+          };
+        },
       }),
       defineRoute({
         method: "POST",
