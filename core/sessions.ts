@@ -24,7 +24,9 @@ export interface SessionDefaults {
   /** Model for new sessions when the request names none. */
   model(): string;
   /** Persona for new sessions when the request names none. */
-  persona: string;
+  persona(): string;
+  /** Initial meta of new sessions (daemon-wide defaults such as the permission mode). */
+  meta?(): Record<string, unknown>;
   /** Directory for new sessions when the request names none. */
   cwd: string;
   /** Where `cwd: "sandbox"` sessions get their scratch directory. */
@@ -133,7 +135,7 @@ export class SessionService {
   }
 
   create(input: CreateSessionInput): SessionRecord {
-    const personaName = input.persona ?? this.defaults.persona;
+    const personaName = input.persona ?? this.defaults.persona();
     const id = newSessionId();
     const isSandbox = input.cwd === "sandbox";
     const cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
@@ -156,7 +158,7 @@ export class SessionService {
       usage: emptyUsage(),
       createdAt: now,
       updatedAt: now,
-      meta: {},
+      meta: this.defaults.meta?.() ?? {},
     };
     this.store.createSession(rec);
     this.announce("session_created", rec);

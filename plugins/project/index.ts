@@ -79,7 +79,7 @@ export default definePlugin({
       home: ctx.home,
       trust,
       registry: ctx.services.get(PersonaRegistryToken),
-      defaultPersona: settings.defaultPersona,
+      defaultPersona: () => settings.defaultPersona,
       globalHooks: () => [settings.raw.hooks, ctx.options.hooks].filter((v) => v !== undefined),
       log: ctx.log,
       onReload: roots.clear,

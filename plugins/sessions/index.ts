@@ -1,4 +1,5 @@
 import {
+  type AnyRoute,
   DEFAULT_HISTORY_TURNS,
   definePlugin,
   defineRoute,
@@ -13,6 +14,8 @@ import {
   SessionSummarySchema,
   T,
 } from "../../core/index.js";
+
+import { transferRoutes } from "./transfer-routes.js";
 
 const CreateSessionRequest = T.Object(
   {
@@ -35,7 +38,7 @@ const CreateSessionResponse = T.Object(
   { title: "CreateSessionResponse" },
 );
 
-const ForkSessionResponse = T.Object(
+export const ForkSessionResponse = T.Object(
   {
     id: T.String({ description: "The new session's id" }),
     session: SessionSchema,
@@ -94,7 +97,7 @@ export default definePlugin({
     const svc = (): SessionService => ctx.services.get(SessionServiceToken);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
-    const routes = [
+    const routes: AnyRoute[] = [
       defineRoute({
         method: "GET",
         path: "/sessions",
@@ -280,6 +283,7 @@ export default definePlugin({
         },
       }),
     ];
+    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken)));
     for (const r of routes) ctx.routes.add(r);
   },
 });
