@@ -167,10 +167,19 @@ export class SessionService {
 
   list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
     const { sessions, total } = this.store.listSessions(query);
-    return { sessions: sessions.map((s) => this.summary(s)), total };
+    // Sessions share directories: ask for each directory's trust prompt once per listing.
+    const prompts = new Map<string, ProjectTrustPrompt | undefined>();
+    const trustOf = (cwd: string) => {
+      if (!prompts.has(cwd)) prompts.set(cwd, this.projectTrust(cwd));
+      return prompts.get(cwd);
+    };
+    return { sessions: sessions.map((s) => this.summary(s, trustOf)), total };
   }
 
-  summary(rec: SessionRecord): SessionSummary {
+  summary(
+    rec: SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
+  ): SessionSummary {
     const s: SessionSummary = {
       id: rec.id,
       persona: rec.persona,
@@ -185,7 +194,7 @@ export class SessionService {
     };
     if (rec.title) s.title = rec.title;
     if (rec.pinned) s.pinned = true;
-    const trust = this.projectTrust(rec.cwd);
+    const trust = trustOf(rec.cwd);
     if (trust) s.projectTrust = trust;
     return s;
   }

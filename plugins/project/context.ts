@@ -19,6 +19,8 @@ export interface ProjectContextDeps {
   log: Logger;
   /** Called by `reload()` (e.g. to forget cached project roots). */
   onReload?: () => void;
+  /** Called after `reload()` has dropped every cache (e.g. to announce trust prompts that appeared or cleared). */
+  afterReload?: () => void;
 }
 
 export interface ProjectView {
@@ -51,6 +53,7 @@ export class ProjectResources implements ProjectContext {
     this.global = undefined;
     this.projects.clear();
     this.instructionCache.clear();
+    this.deps.afterReload?.();
   }
 
   /** Drops one project's cache (its trust changed). */
