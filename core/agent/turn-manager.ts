@@ -388,7 +388,8 @@ export class TurnManager implements TurnController {
         });
         emit({
           type: "assistant_message",
-          seq: stored.seq,
+          // The stored message's number; `seq` of every event is the event's own sequence number.
+          messageSeq: stored.seq,
           content: out.content,
           thinking: out.thinking,
           toolCalls: toolCalls.length ? toolCalls : undefined,
