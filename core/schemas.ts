@@ -9,6 +9,12 @@ export const ErrorSchema = T.Object(
   { title: "Error", additionalProperties: true },
 );
 
+/**
+ * The largest sequence number, offset or count a request may carry: every integer of a request schema is bounded,
+ * so no value reaches SQLite (64-bit) or JavaScript arithmetic past what either represents exactly.
+ */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
 export const OkSchema = T.Object({ ok: T.Literal(true) }, { title: "Ok", additionalProperties: true });
 
 export const SessionIdParams = T.Object({

@@ -324,6 +324,19 @@ export class SessionService {
     return this.events.publish(id, event);
   }
 
+  /** The last sequence number given out on the session's stream (0 when none). */
+  lastSeq(id: string): number {
+    return this.events.currentSeq(id);
+  }
+
+  /**
+   * Writes every published event to the store now (one synchronous transaction) instead of at the end of the
+   * tick: for the steps that must be durable before they are acknowledged (a turn's start before its 202).
+   */
+  commit(): void {
+    this.events.flushAll();
+  }
+
   /**
    * Empties the working set sent to the model; the visible history stays. `assertIdle` throws (409) while a
    * turn runs. Returns the first user message of the session as the original task.

@@ -81,8 +81,10 @@ function buildApp(opts: HttpOptions): express.Express {
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (!isApiError(err)) opts.log.error({ err, method: req.method, path: req.path }, "request failed");
-    sendError(res, toApiError(err));
+    const apiErr = toApiError(err);
+    if (!isApiError(err) && apiErr.status >= 500)
+      opts.log.error({ err, method: req.method, path: req.path }, "request failed");
+    sendError(res, apiErr);
   });
   return app;
 }
@@ -99,6 +101,14 @@ function toApiError(err: unknown): ApiError {
     return new ApiError(415, "Unsupported body encoding");
   }
   if (type === "request.aborted") return ApiError.badRequest("Request aborted");
+  // The router's decoding of a path parameter (`/sessions/%zz`): express marks it 400.
+  if (err instanceof URIError) return ApiError.badRequest("Malformed percent-encoding in the URL");
+  // Any other client error raised by express or body-parser (http-errors marks them with a 4xx status and
+  // `expose`), e.g. a body whose Content-Encoding does not match its bytes: its own status, a generic message.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return new ApiError(status, status === 415 ? "Unsupported body encoding" : "Malformed request body or URL");
+  }
   return new ApiError(500, "Internal server error");
 }
 
@@ -220,6 +230,16 @@ function send(
   result: RouteResult,
 ): void {
   if ("sse" in result) {
+    if (req.method === "HEAD") {
+      // The headers of the stream, and the end: a HEAD request never receives (or waits for) a body.
+      res.writeHead(200, {
+        ...API_VERSION_HEADERS,
+        "Content-Type": "text/event-stream; charset=utf-8",
+        "Cache-Control": "no-cache, no-transform",
+      });
+      res.end();
+      return;
+    }
     const last = req.headers["last-event-id"];
     const stream = new HttpSseStream(
       res,

@@ -4,6 +4,7 @@ import {
   definePlugin,
   defineRoute,
   HistoryPageFields,
+  MAX_SEQ,
   OkSchema,
   SessionIdParams,
   type SessionRecord,
@@ -59,7 +60,7 @@ const SessionPage = T.Object(
 const ListQuery = T.Object({
   q: T.Optional(T.String({ maxLength: 500, description: "Text search over titles and message text" })),
   limit: T.Optional(T.Integer({ minimum: 1, maximum: 200, description: "Page size (default 50)" })),
-  offset: T.Optional(T.Integer({ minimum: 0, description: "Default 0" })),
+  offset: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Default 0" })),
 });
 
 const TurnsQuery = T.Object({
@@ -69,7 +70,7 @@ const TurnsQuery = T.Object({
 });
 
 const HistoryQuery = T.Object({
-  before: T.Integer({ minimum: 0, description: "Page strictly before this message seq" }),
+  before: T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Page strictly before this message seq" }),
   turns: T.Optional(T.Integer({ minimum: 1, maximum: 100000 })),
 });
 
@@ -266,7 +267,7 @@ export default definePlugin({
         tags: ["events"],
         params: SessionIdParams,
         query: T.Object({
-          after: T.Optional(T.Integer({ minimum: 0, description: "Only events with seq > after" })),
+          after: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Only events with seq > after" })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: AUDIT_PAGE })),
         }),
         responses: { 200: T.Object({ events: T.Array(StoredEventSchema) }, { title: "EventHistory" }) },
