@@ -195,6 +195,7 @@ describe("daemon-managed settings (settings.json), global commands and provider 
       const cfg = (await d.get("/config")).body;
       expect(cfg).to.include({ providerConfigured: true, hasApiKey: true, model: "fake-model" });
       expect(cfg.settings["provider.apiKey"]).to.deep.equal({ source: "settings" });
+      expect((await d.get("/models/cached")).body.map((m: Json) => m.id)).to.deep.equal(["fake-model"]);
 
       // The next turn uses it.
       const id = await d.createSession({ cwd: home });

@@ -91,7 +91,7 @@ function sameOrigin(a: string | undefined, b: string): boolean {
 }
 
 /** PUT /settings/provider: verify, then persist to settings.json (the provider reads it on its next call). */
-function providerSettingsRoute(settings: () => DaemonSettings): AnyRoute {
+function providerSettingsRoute(settings: () => DaemonSettings, cache: ModelCache): AnyRoute {
   return defineRoute({
     method: "PUT",
     path: "/settings/provider",
@@ -126,7 +126,11 @@ function providerSettingsRoute(settings: () => DaemonSettings): AnyRoute {
           ...(req.body.model !== undefined ? { model: req.body.model } : {}),
         },
       });
+      // The cached model list now describes the new endpoint (unless the environment still points elsewhere).
       const overrides = s.envOverrides();
+      if (verification.models && !overrides.includes("provider.baseURL")) {
+        await cache.set(verification.models.map((id) => ({ id })));
+      }
       const overriddenByEnv = (["baseURL", "apiKey", "model"] as const).filter((f) =>
         overrides.includes(`provider.${f}`),
       );
@@ -161,7 +165,7 @@ function publicEndpoint(raw: string): string {
 /** Routes of the provider plugin (relative to /api/v1). */
 export function providerRoutes(provider: Provider, cache: ModelCache, settings: () => DaemonSettings): AnyRoute[] {
   return [
-    providerSettingsRoute(settings),
+    providerSettingsRoute(settings, cache),
     defineRoute({
       method: "GET",
       path: "/models",
