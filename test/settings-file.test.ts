@@ -1,7 +1,7 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeTempHome, spawnDaemon, startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, tools } from "./support/fake-provider.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
@@ -29,6 +29,7 @@ describe("daemon-managed settings (settings.json), global commands and provider 
   });
   afterEach(async () => {
     await d?.cleanup();
+    rmSync(home, { recursive: true, force: true });
     await fake.close();
   });
 
@@ -147,6 +148,19 @@ describe("daemon-managed settings (settings.json), global commands and provider 
       expect(String(error), content).to.match(message);
       expect(readFileSync(file, "utf8")).to.equal(content);
     }
+    d = undefined as unknown as TestDaemon;
+  });
+
+  it("agentd serve exits with the file and key on stderr when settings.json is invalid", async () => {
+    writeFileSync(join(home, "settings.json"), JSON.stringify({ permissionMode: "sometimes" }));
+    let error: unknown;
+    try {
+      const p = await spawnDaemon(home);
+      p.child.kill("SIGKILL");
+    } catch (err) {
+      error = err;
+    }
+    expect(String(error)).to.match(/agentd: .*settings\.json: "permissionMode" must be one of default, bypass/);
     d = undefined as unknown as TestDaemon;
   });
 
