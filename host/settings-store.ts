@@ -248,7 +248,15 @@ export class LayeredSettings implements DaemonSettings {
     } catch (err) {
       throw ApiError.badRequest((err as Error).message.replace(`${this.file}: `, "settings: "));
     }
-    writePrivateFile(this.file, `${JSON.stringify(next, null, 2)}\n`);
+    try {
+      writePrivateFile(this.file, `${JSON.stringify(next, null, 2)}\n`);
+    } catch (err) {
+      // Nothing changed (the old file and the in-memory values stay); say why rather than a bare 500.
+      throw new ApiError(
+        500,
+        `Could not save ${SETTINGS_FILE}: ${(err as NodeJS.ErrnoException).code ?? "write failed"}`,
+      );
+    }
     this.user = next;
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { makeTempHome, spawnDaemon, startTestDaemon, type TestDaemon } from "./support/daemon.js";
@@ -149,6 +149,16 @@ describe("daemon-managed settings (settings.json), global commands and provider 
       expect(readFileSync(file, "utf8")).to.equal(content);
     }
     d = undefined as unknown as TestDaemon;
+  });
+
+  it("reports a failed write and keeps the previous values", async () => {
+    d = await start();
+    // settings.json cannot be replaced: a non-empty directory stands where the file goes.
+    mkdirSync(join(home, "settings.json", "blocker"), { recursive: true });
+    const res = await global("/turn-cap 20");
+    expect(res.status).to.equal(500);
+    expect(res.body.error).to.match(/Could not save settings\.json: E[A-Z]+/);
+    expect((await d.get("/config")).body.maxTurnIterations).to.equal(500);
   });
 
   it("agentd serve exits with the file and key on stderr when settings.json is invalid", async () => {
