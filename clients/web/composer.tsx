@@ -90,8 +90,7 @@ export function Composer({ s }: { s: SessionState }) {
     try {
       if (body.startsWith("/") && !images.length) {
         const r = await ok(api.POST("/api/v1/sessions/{id}/command", { ...id, body: { command: body } }));
-        const shown = (r as { message?: string; result?: unknown }).message ?? (r as { result?: unknown }).result;
-        if (typeof shown === "string" && shown) showToast(shown);
+        if (r.result) s.push({ key: `c${Date.now()}`, role: "notice", content: r.result });
       } else {
         const full = files.length ? `${body}\n\n(attached: ${files.join(", ")})` : body;
         if (running.value && whileRunning.value === "queue") {

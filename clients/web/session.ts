@@ -3,7 +3,7 @@
  * Streaming tokens only touch the live block's signal, so the rest of the transcript never re-renders per token.
  */
 import { batch, type Signal, signal } from "@preact/signals";
-import { api, type DisplayMessage, ok, type Session } from "./api.js";
+import { api, type DisplayMessage, ok, type Schemas } from "./api.js";
 import { online } from "./store.js";
 
 export interface ToolState {
@@ -62,7 +62,7 @@ let keyCounter = 0;
 const nextKey = () => `k${++keyCounter}`;
 
 export class SessionState {
-  readonly info = signal<Session | null>(null);
+  readonly info = signal<Schemas["Session"] | null>(null);
   readonly items = signal<Item[]>([]);
   /** How many of the oldest loaded items are not rendered yet (first paint shows the latest ones). */
   readonly hidden = signal(0);
@@ -126,7 +126,7 @@ export class SessionState {
         this.applyPending(s as unknown as Ev);
         this.loadError.value = null;
       });
-      void this.checkTrust(s);
+      this.setTrust(s.projectTrust);
     } catch (err) {
       this.loadError.value = err instanceof Error ? err.message : String(err);
     }
@@ -188,7 +188,7 @@ export class SessionState {
     };
   }
 
-  private push(item: Item): void {
+  push(item: Item): void {
     this.items.value = [...this.items.value, item];
   }
 
@@ -199,22 +199,11 @@ export class SessionState {
     if (Array.isArray(e.todos)) this.todos.value = e.todos as Todo[];
   }
 
-  private async checkTrust(s: Session): Promise<void> {
-    const pt = (s as { projectTrust?: { required?: boolean; path?: string; resources?: Record<string, string[]> } })
-      .projectTrust;
-    if (pt) {
-      this.trust.value = pt.required ? { path: pt.path ?? s.cwd, resources: pt.resources ?? {} } : null;
-      return;
-    }
-    try {
-      const t = await ok(api.GET("/api/v1/projects/trust", { params: { query: { cwd: s.cwd } } }));
-      this.trust.value =
-        t.decidedAt === null && t.hasLocalResources
-          ? { path: t.path, resources: t.resources as unknown as Record<string, string[]> }
-          : null;
-    } catch {
-      this.trust.value = null;
-    }
+  /** The trust prompt rides on the session (GET, the first frame, session_update): present only while undecided. */
+  private setTrust(pt: Schemas["ProjectTrustPrompt"] | undefined): void {
+    this.trust.value = pt?.required
+      ? { path: pt.path, resources: pt.resources as unknown as Record<string, string[]> }
+      : null;
   }
 
   apply(e: Ev): void {
@@ -224,7 +213,10 @@ export class SessionState {
           this.status.value = (e.status as "idle" | "running") ?? this.status.value;
           if (e.mode === "build" || e.mode === "plan") this.mode.value = e.mode;
           // The first frame of every (re)connection carries the pending decisions.
-          if ("lastSeq" in e) this.applyPending(e);
+          if ("lastSeq" in e) {
+            this.applyPending(e);
+            this.setTrust(e.projectTrust as Schemas["ProjectTrustPrompt"] | undefined);
+          }
           if (e.status === "idle") {
             this.liveText.value = "";
             this.liveThinking.value = "";
@@ -335,8 +327,13 @@ export class SessionState {
       case "steering_injected":
       case "followup_injected":
         this.chips.value = this.chips.value.slice(((e.messages as unknown[]) ?? []).length);
-        for (const m of (e.messages as unknown[]) ?? []) {
-          this.push({ key: nextKey(), role: "user", content: textOf((m as { content?: unknown }).content ?? m) });
+        // A queued follow-up that becomes a new turn is announced here and again by its user_message: same seq.
+        for (const m of (e.messages as Array<{ content?: unknown; seq?: number }>) ?? []) {
+          if (typeof m.seq === "number") {
+            if (this.seenSeqs.has(m.seq)) continue;
+            this.seenSeqs.add(m.seq);
+          }
+          this.push({ key: nextKey(), role: "user", content: textOf(m.content ?? m), seq: m.seq });
         }
         return;
       case "turn_meta":
@@ -361,12 +358,12 @@ export class SessionState {
       case "notice":
         this.push({ key: nextKey(), role: "notice", content: String(e.message ?? "") });
         return;
-      case "session_update":
-        if (this.info.value && e.session) this.info.value = { ...this.info.value, ...(e.session as object) };
+      case "session_update": {
+        const summary = e.session as Schemas["SessionSummary"] | undefined;
+        if (this.info.value && summary) this.info.value = { ...this.info.value, ...summary };
+        if (summary) this.setTrust(summary.projectTrust);
         return;
-      case "project_trust_required":
-        if (this.info.value) void this.checkTrust(this.info.value);
-        return;
+      }
       case "compaction":
         this.push({ key: nextKey(), role: "notice", content: `Compacted ${String(e.messagesCompacted)} messages.` });
         return;

@@ -9,8 +9,7 @@ export const showReasoning = signal(true);
 async function globalCommand(command: string): Promise<void> {
   try {
     const r = await ok(api.POST("/api/v1/settings/command", { body: { command } }));
-    const shown = r.message ?? (typeof r.result === "string" ? r.result : undefined);
-    showToast(shown ?? `${command}: done`);
+    showToast(r.result || `${command}: done`);
   } catch (err) {
     showToast(messageOf(err));
   }
@@ -22,27 +21,29 @@ function ProviderForm() {
   const apiKey = useSignal("");
   const model = useSignal(c?.model ?? "");
   const note = useSignal<string | null>(null);
-  const verify = async (e: Event) => {
+  // The daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
+  const save = async (e: Event) => {
     e.preventDefault();
     note.value = "Checking…";
     try {
       const r = await ok(
-        api.POST("/api/v1/provider/verify", {
-          body: { url: baseURL.value.trim(), ...(apiKey.value ? { apiKey: apiKey.value } : {}) },
+        api.PUT("/api/v1/settings/provider", {
+          body: {
+            baseURL: baseURL.value.trim(),
+            ...(apiKey.value ? { apiKey: apiKey.value } : {}),
+            ...(model.value.trim() ? { model: model.value.trim() } : {}),
+          },
         }),
       );
-      if (!r.ok) {
-        note.value = `Not saved: ${r.error ?? r.probe}`;
-        return;
-      }
-      note.value = `Reachable (${r.models?.length ?? 0} models).`;
-      if (model.value.trim()) await globalCommand(`/model ${model.value.trim()}`);
+      apiKey.value = "";
+      note.value = r.message;
+      config.value = await ok(api.GET("/api/v1/config"));
     } catch (err) {
-      note.value = messageOf(err);
+      note.value = `Not saved: ${messageOf(err)}`;
     }
   };
   return (
-    <form class="card" aria-label="Provider" onSubmit={verify}>
+    <form class="card" aria-label="Provider" onSubmit={save}>
       <h3>Provider</h3>
       <label>
         Base URL
@@ -102,8 +103,8 @@ export function Settings() {
             onChange={(e) => void globalCommand(`/permissions ${e.currentTarget.value}`)}
           >
             <option value="">(choose)</option>
-            <option value="ask">Ask for dangerous commands</option>
-            <option value="auto">Allow everything</option>
+            <option value="default">Ask before risky commands</option>
+            <option value="bypass">Never ask (bypass)</option>
           </select>
         </label>
         <form
