@@ -9,7 +9,7 @@ import { startFakeProvider } from "../test/support/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
-import { int, mib, ms, printTable } from "./lib/stats.js";
+import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
   type LoadResult,
@@ -20,6 +20,7 @@ import {
   singleStream,
 } from "./streaming.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
+import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
 
 const TOKENS = 2000;
 const GAP_MS = 1;
@@ -29,7 +30,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=1-2,3,4a,4b,4c runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=1-2,3,4a,4b,4c,5 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -68,6 +69,7 @@ let loadPaced: LoadResult | undefined;
 let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
+let web: WebUiResult | undefined;
 
 await section("1-2. streaming and TTFT", async () => {
   const bd = await bootDaemon({ providerUrl: fake.url });
@@ -118,6 +120,16 @@ await section("4c. append", async () => {
   printAppend(append);
 });
 
+await section("5. web UI", async () => {
+  const bd = await bootDaemon({ providerUrl: fake.url });
+  try {
+    web = await webUiBench(fake, bd, cwd, 5);
+    printWebUi(web);
+  } finally {
+    await bd.cleanup();
+  }
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -164,6 +176,11 @@ if (append) {
   rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
+}
+if (web) {
+  rows.push(["web UI: first-page JavaScript + CSS, gzip (KB)", "", (web.firstPageGzip / 1024).toFixed(1)]);
+  rows.push(["web UI: 1,000-message session, latest messages painted p50", "", ms(summarize(web.openWarm).p50)]);
+  rows.push(["web UI: 2,000 tokens, long tasks > 50 ms / longest", "", `${web.longTasks} / ${ms(web.longestTaskMs)}`]);
 }
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,

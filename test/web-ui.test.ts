@@ -270,10 +270,58 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     await d.post(`/sessions/${id}/rename`, { title: "Renamed elsewhere" });
     await nav.getByText("Renamed elsewhere").waitFor();
   });
+});
+
+describe("web UI screenshots and phone width (a fresh daemon, so the list shows only this story)", function () {
+  this.timeout(60_000);
+  let fake: FakeProvider;
+  let d: TestDaemon;
+  let browser: Browser;
+  let page: Page;
+  let watch: { errors: string[] };
+  let work: string;
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    work = mkdtempSync(join(tmpdir(), "agentd-web-"));
+    browser = await launchBrowser();
+    fake = await startFakeProvider();
+    d = await startTestDaemon({
+      config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "qwen3-coder" } },
+      builtins: builtinPlugins.map(builtinSource),
+    });
+    for (const [title, pinned] of [
+      ["Release notes for 0.2", true],
+      ["Why is CI flaky on Node 20?", false],
+      ["Add retries to the HTTP client", false],
+    ] as const) {
+      const id = await d.createSession({ cwd: work, title });
+      if (pinned) await d.post(`/sessions/${id}/pin`, { pinned: true });
+    }
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    ctx.setDefaultTimeout(15_000);
+    page = await ctx.newPage();
+    watch = watchPage(page);
+    await signIn(page, d.baseUrl, d.token);
+  });
+  after(async () => {
+    await browser?.close();
+    await d?.cleanup();
+    await fake?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const message = () => page.getByRole("textbox", { name: "Message" });
+  const transcript = () => page.locator(".transcript");
+  async function send(t: string) {
+    await message().fill(t);
+    await message().press("Enter");
+  }
 
   it("works at phone width and writes screenshots of the main screens (light and dark)", async () => {
-    const id = await openSession();
-    await d.post(`/sessions/${id}/rename`, { title: "Fix the parser" });
+    const id = await d.createSession({ cwd: work, title: "Fix the parser" });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await message().waitFor();
     fake.script(
       turn(
         { reasoning: "The parser drops the last token; check the loop bound." },
@@ -290,9 +338,10 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     fake.script(tools([{ name: "bash", args: { command: "rm -rf ./dist" }, id: "s2" }]), text("ok"));
     await send("and clean dist");
     await page.getByRole("button", { name: "Allow" }).waitFor();
+    await page.getByRole("navigation", { name: "Sessions" }).getByRole("status", { name: "running" }).waitFor();
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.setViewportSize({ width: 1280, height: 860 });
       await page.screenshot({ path: join(SHOTS, `desktop-${scheme}.png`) });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.screenshot({ path: join(SHOTS, `phone-${scheme}.png`) });
@@ -310,6 +359,6 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     await nav.getByText("Fix the parser").click();
     await page.getByRole("button", { name: "Deny" }).click();
     await transcript().getByText("ok").last().waitFor();
-    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(watch.errors).to.deep.equal([]);
   });
 });

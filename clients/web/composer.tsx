@@ -255,15 +255,16 @@ export function Composer({ s }: { s: SessionState }) {
             <option value="queue">Queue for after</option>
           </select>
         )}
-        <span class="spacer" />
-        {running.value && (
-          <button type="button" class="danger" onClick={stop}>
-            Stop
+        <span class="send-group">
+          {running.value && (
+            <button type="button" class="danger" onClick={stop}>
+              Stop
+            </button>
+          )}
+          <button type="submit" class="primary" disabled={busy.value}>
+            Send
           </button>
-        )}
-        <button type="submit" class="primary" disabled={busy.value}>
-          Send
-        </button>
+        </span>
       </div>
     </form>
   );

@@ -129,11 +129,13 @@ function LiveBlock({ s }: { s: SessionState }) {
   // Read directly (not through the frame), so the block disappears in the same render the final message appears.
   const empty = s.liveText.value === "" && s.liveThinking.value === "";
   if (empty || (!frame.text && !frame.thinking)) {
-    return s.status.value === "running" ? (
+    if (s.status.value !== "running") return null;
+    const waiting = s.confirmations.value.length > 0 || s.question.value !== null;
+    return (
       <div class="msg assistant pending" role="status">
-        Working…
+        {waiting ? "Waiting for your decision…" : "Working…"}
       </div>
-    ) : null;
+    );
   }
   return (
     <article class="msg assistant live" aria-label="Assistant" aria-busy="true">
