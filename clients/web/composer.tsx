@@ -57,11 +57,15 @@ export function Composer({ s }: { s: SessionState }) {
       return;
     }
     const all = await commands();
-    const q = v.slice(1).toLowerCase();
+    // Names carry their slash; aliases are entries of their own (shown with what they run).
+    const q = v.toLowerCase();
     palette.value = all
-      .filter((c) => c.name.toLowerCase().startsWith(q) || c.aliases?.some((a) => a.startsWith(q)))
+      .filter((c) => c.name.toLowerCase().startsWith(q))
       .slice(0, 8)
-      .map((c) => ({ value: `/${c.name}`, label: c.description }));
+      .map((c) => ({
+        value: c.name,
+        label: `${c.argumentHint ? `${c.argumentHint} · ` : ""}${c.aliasOf ? `→ ${c.aliasOf}` : c.description}`,
+      }));
     active.value = 0;
   }
 
