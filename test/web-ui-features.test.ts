@@ -4,6 +4,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { SessionStoreToken } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { launchBrowser, signIn, watchPage } from "./support/browser.js";
@@ -179,6 +180,23 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await page.getByRole("button", { name: "Fork" }).click();
     await page.waitForFunction((old) => location.href !== old, before);
     await message().waitFor();
+  });
+
+  it("opens a long session at its latest messages and pages older ones in on request", async () => {
+    const id = await d.createSession({ cwd: work });
+    const store = d.daemon.services.get(SessionStoreToken);
+    for (let i = 0; i < 400; i++) {
+      store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message number ${i}.` });
+    }
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await transcript().getByText("message number 399.").waitFor();
+    expect(await transcript().getByText("message number 0.", { exact: true }).count()).to.equal(0);
+    const earlier = page.getByRole("button", { name: /earlier messages/ });
+    for (let clicks = 0; clicks < 40 && (await transcript().getByText("message number 0.").count()) === 0; clicks++) {
+      await earlier.click();
+    }
+    await transcript().getByText("message number 0.", { exact: true }).waitFor();
+    await earlier.waitFor({ state: "hidden" });
   });
 
   it("deletes a session after asking", async () => {

@@ -86,6 +86,7 @@ export class SessionState {
   private es: EventSource | undefined;
   private usage = "";
   private closed = false;
+  private oldestSeq: number | null = null;
   onTurnEnd?: (why: "done" | "decision") => void;
 
   constructor(readonly id: string) {}
@@ -113,6 +114,7 @@ export class SessionState {
         this.items.value = items;
         this.hidden.value = Math.max(0, items.length - PAGE);
         this.hasMoreHistory.value = s.hasMoreHistory;
+        this.oldestSeq = s.oldestSeq;
         this.status.value = s.status;
         this.mode.value = s.mode;
         this.liveText.value = streaming
@@ -132,8 +134,28 @@ export class SessionState {
     }
   }
 
-  showEarlier(): void {
-    this.hidden.value = Math.max(0, this.hidden.value - PAGE);
+  /** Reveals older loaded messages, then pages older history in from the daemon. */
+  async showEarlier(): Promise<void> {
+    if (this.hidden.value > 0) {
+      this.hidden.value = Math.max(0, this.hidden.value - PAGE);
+      return;
+    }
+    const oldest = this.oldestSeq;
+    if (!this.hasMoreHistory.value || oldest === null) return;
+    try {
+      const page = await ok(
+        api.GET("/api/v1/sessions/{id}/history", { params: { path: { id: this.id }, query: { before: oldest } } }),
+      );
+      const older = page.messages.map((m) => this.fromDisplay(m));
+      batch(() => {
+        this.items.value = [...older, ...this.items.value];
+        this.hidden.value = Math.max(0, older.length - PAGE);
+        this.hasMoreHistory.value = page.hasMoreHistory;
+      });
+      this.oldestSeq = page.oldestSeq;
+    } catch (err) {
+      this.loadError.value = err instanceof Error ? err.message : String(err);
+    }
   }
 
   private connect(): void {

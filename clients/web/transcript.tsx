@@ -148,6 +148,7 @@ function LiveBlock({ s }: { s: SessionState }) {
 export function Transcript({ s }: { s: SessionState }) {
   const ref = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  const anchor = useRef<number | null>(null);
   const items = s.items.value;
   const hidden = s.hidden.value;
   // Follow the bottom while the user is there; leave them alone when they scrolled up to read.
@@ -170,14 +171,28 @@ export function Transcript({ s }: { s: SessionState }) {
   }, [s]);
   useLayoutEffect(() => {
     const el = ref.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (anchor.current !== null) {
+      el.scrollTop = el.scrollHeight - anchor.current;
+      anchor.current = null;
+    } else if (stick.current) el.scrollTop = el.scrollHeight;
   });
   return (
     <div class="transcript" ref={ref} aria-live="off">
       <div class="transcript-inner">
-        {(hidden > 0 || s.hasMoreHistory.value) && hidden > 0 && (
-          <button type="button" class="earlier" onClick={() => s.showEarlier()}>
-            Show earlier messages ({hidden})
+        {(hidden > 0 || s.hasMoreHistory.value) && (
+          <button
+            type="button"
+            class="earlier"
+            onClick={() => {
+              // Reading history: stop following the bottom, and keep what is on screen where it is.
+              const el = ref.current;
+              stick.current = false;
+              if (el) anchor.current = el.scrollHeight - el.scrollTop;
+              void s.showEarlier();
+            }}
+          >
+            {hidden > 0 ? `Show earlier messages (${hidden})` : "Load earlier messages"}
           </button>
         )}
         {items.slice(hidden).map((item) => (
