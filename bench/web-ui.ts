@@ -84,8 +84,10 @@ export async function webUiBench(fake: FakeProvider, bd: BenchDaemon, cwd: strin
     seed(bd, big, 1000);
     const lastText = "Message 999:";
     // Cold: a fresh page load straight into the session, navigation start to the latest message painted.
+    // (A goto that only changes the fragment does not reload the page, so every rep reloads explicitly.)
+    await page.goto(`${bd.daemon.url}/#/s/${big}`);
     for (let i = 0; i < reps; i++) {
-      await page.goto(`${bd.daemon.url}/#/s/${big}`);
+      await page.reload();
       await page.waitForFunction((t) => document.querySelector(".transcript")?.textContent?.includes(t), lastText);
       result.openCold.push(
         await page.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(performance.now())))),
@@ -135,6 +137,29 @@ export async function webUiBench(fake: FakeProvider, bd: BenchDaemon, cwd: strin
         subtree: true,
         characterData: true,
       });
+    });
+    // Self-check of the observer: one deliberate 80 ms task must be seen (and is not counted below).
+    const probe = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const po = new PerformanceObserver((list) => {
+            po.disconnect();
+            resolve(list.getEntries().length);
+          });
+          po.observe({ type: "longtask" });
+          setTimeout(() => resolve(0), 3000);
+          // A task of the page itself (tasks started by the DevTools protocol are not reported).
+          setTimeout(() => {
+            const t = performance.now();
+            while (performance.now() - t < 80) {
+              // busy on purpose
+            }
+          }, 0);
+        }),
+    );
+    if (probe < 1) throw new Error("the long-task observer saw no deliberate long task");
+    await page.evaluate(() => {
+      (window as unknown as { __long: number[] }).__long = [];
     });
     fake.script(tokens(2000));
     const t0 = Date.now();
