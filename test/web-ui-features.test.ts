@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -28,6 +28,7 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
   let work: string;
 
   before(async () => {
+    mkdirSync(join(import.meta.dirname, "../../test-output/screenshots"), { recursive: true });
     browser = await launchBrowser();
     fake = await startFakeProvider();
     d = await startTestDaemon({
@@ -171,6 +172,10 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await nav.getByText("Parser work").waitFor();
     await page.getByRole("button", { name: "Pin", exact: true }).click();
     await nav.getByRole("region", { name: "Pinned" }).getByText("Parser work").waitFor();
+    await page.getByRole("button", { name: "Share" }).click();
+    const shared = await page.getByRole("status").filter({ hasText: "Share link" }).innerText();
+    const url = /https?:\/\/\S+/.exec(shared)?.[0] ?? "";
+    expect((await fetch(url)).status).to.equal(200);
     await page.getByRole("searchbox", { name: "Search sessions" }).fill("Parser wo");
     await nav.getByText("Parser work").waitFor();
     await page.getByRole("searchbox", { name: "Search sessions" }).fill("no such session zzz");
@@ -192,9 +197,15 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await transcript().getByText("message number 399.").waitFor();
     expect(await transcript().getByText("message number 0.", { exact: true }).count()).to.equal(0);
     const earlier = page.getByRole("button", { name: /earlier messages/ });
+    const shown = () => transcript().locator("article").count();
     for (let clicks = 0; clicks < 40 && (await transcript().getByText("message number 0.").count()) === 0; clicks++) {
+      const before = await shown();
       await earlier.click();
+      await page.waitForFunction((n) => document.querySelectorAll(".transcript article").length > n, before);
     }
+    // Nothing twice: every message once, in order.
+    const texts = await transcript().locator("article").allInnerTexts();
+    expect(texts).to.deep.equal(Array.from({ length: 400 }, (_, i) => `message number ${i}.`));
     await transcript().getByText("message number 0.", { exact: true }).waitFor();
     await earlier.waitFor({ state: "hidden" });
   });
@@ -231,6 +242,7 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await form.getByLabel("Model").fill("fake-model-2");
     await form.getByRole("button", { name: "Verify and save" }).click();
     await form.getByRole("status").filter({ hasNotText: "Checking" }).filter({ hasNotText: "Not saved" }).waitFor();
+    await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/settings-light.png") });
     const cfg = await d.get("/config");
     expect(cfg.body.model).to.equal("fake-model-2");
     // Theme: dark on request, remembered by the page.

@@ -87,6 +87,7 @@ export class SessionState {
   private usage = "";
   private closed = false;
   private oldestSeq: number | null = null;
+  private loadingHistory = false;
   onTurnEnd?: (why: "done" | "decision") => void;
 
   constructor(readonly id: string) {}
@@ -141,12 +142,16 @@ export class SessionState {
       return;
     }
     const oldest = this.oldestSeq;
-    if (!this.hasMoreHistory.value || oldest === null) return;
+    // One page at a time: a second click while one is loading would fetch (and show) the same page twice.
+    if (!this.hasMoreHistory.value || oldest === null || this.loadingHistory) return;
+    this.loadingHistory = true;
     try {
       const page = await ok(
         api.GET("/api/v1/sessions/{id}/history", { params: { path: { id: this.id }, query: { before: oldest } } }),
       );
-      const older = page.messages.map((m) => this.fromDisplay(m));
+      const older = page.messages
+        .filter((m) => m.seq === undefined || !this.seenSeqs.has(m.seq))
+        .map((m) => this.fromDisplay(m));
       batch(() => {
         this.items.value = [...older, ...this.items.value];
         this.hidden.value = Math.max(0, older.length - PAGE);
@@ -155,6 +160,8 @@ export class SessionState {
       this.oldestSeq = page.oldestSeq;
     } catch (err) {
       this.loadError.value = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.loadingHistory = false;
     }
   }
 

@@ -99,7 +99,7 @@ export function Sidebar() {
                       </span>
                     )}
                     <span class="sub">
-                      {s.messageCount} messages · {s.model || "no model"}
+                      {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {s.model || "no model"}
                     </span>
                   </a>
                 </li>
