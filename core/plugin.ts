@@ -7,20 +7,28 @@ import type { AnyRoute } from "./routes.js";
 import type { ServiceToken } from "./tokens.js";
 
 /**
- * What a plugin may do. The host refuses contributions a plugin did not declare:
- * `routes.public` for unauthenticated routes, `provider` for model providers, `storage` for providing the store.
- * The others are declarations users see in `GET /server/status` (policy, not a sandbox).
+ * What a plugin may do, declared in its manifest. Built-in plugins hold what they declare; a third-party plugin holds
+ * what it declares AND the user allowed in the config (`pluginCapabilities.<id>`). The host enforces the first five
+ * (and `provider`); `process`, `network` and `filesystem` are declarations users see in `GET /server/status` and
+ * `agentd plugin list` (policy, not a sandbox: plugins run in the daemon's process).
  */
-export type Capability =
-  | "routes.public"
-  | "provider"
-  | "storage"
-  | "fs.read"
-  | "fs.write"
-  | "shell.exec"
-  | "net.fetch"
-  | "secrets.read"
-  | (string & {});
+export const CAPABILITIES = {
+  secrets: "read secrets: the provider API key, the raw config, MCP server headers (SettingsToken, McpManagerToken)",
+  routes: "add HTTP routes (third-party routes are mounted under /api/v1/plugins/<id>)",
+  "public-routes": "add routes that need no authentication",
+  pages: "serve browser pages outside /api/v1 (third-party pages under /plugins/<id>/)",
+  storage: "keep files in its data directory (ctx.dataDir()) or provide the session store",
+  provider: "contribute model providers",
+  process: "start processes",
+  network: "make network requests",
+  filesystem: "read or write files outside its data directory",
+} as const;
+
+export type Capability = keyof typeof CAPABILITIES;
+
+export function isCapability(name: unknown): name is Capability {
+  return typeof name === "string" && Object.hasOwn(CAPABILITIES, name);
+}
 
 export interface PluginManifest {
   /** kebab-case, unique. Third-party routes are mounted under `/api/v1/plugins/<id>`. */

@@ -6,10 +6,19 @@ import { type Disposable, DisposableStore, toDisposable } from "../core/disposab
 import { errorMessage } from "../core/errors.js";
 import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
-import type { Capability, ContributionPoint, Plugin, PluginContext, PluginManifest } from "../core/plugin.js";
-import type { Registry } from "../core/registry.js";
+import {
+  CAPABILITIES,
+  type Capability,
+  type ContributionPoint,
+  isCapability,
+  type Plugin,
+  type PluginContext,
+  type PluginManifest,
+} from "../core/plugin.js";
+import type { Registry, RegistryView } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
+import type { ServiceToken } from "../core/tokens.js";
 import type { ServiceContainer } from "./container.js";
 import { loadAjv } from "./lazy.js";
 import type { PluginSource } from "./plugin-sources.js";
@@ -33,7 +42,10 @@ export interface PluginStatus {
   state: PluginState;
   error?: string;
   required: boolean;
+  /** The capabilities the plugin holds. */
   capabilities: string[];
+  /** Declared in the manifest but not allowed in the config (`pluginCapabilities.<id>`): not held. */
+  deniedCapabilities: string[];
   bootMs: number;
   contributions: Record<keyof Registries, number>;
 }
@@ -49,7 +61,19 @@ interface Entry {
   error?: string;
   bootMs: number;
   scope: DisposableStore;
+  held: Set<Capability>;
+  denied: Capability[];
 }
+
+/** Capability names of earlier versions, for a helpful message. */
+const RENAMED: Record<string, Capability> = {
+  "routes.public": "public-routes",
+  "secrets.read": "secrets",
+  "shell.exec": "process",
+  "net.fetch": "network",
+  "fs.read": "filesystem",
+  "fs.write": "filesystem",
+};
 
 const ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
@@ -61,6 +85,8 @@ export interface PluginHostDeps {
   home: string;
   options: Record<string, object>;
   disabled: string[];
+  /** Capabilities the config allows each third-party plugin (`pluginCapabilities`). */
+  granted?: Record<string, readonly string[]>;
 }
 
 /**
@@ -79,15 +105,33 @@ export class PluginHost {
     const seen = new Set<string>();
     for (const source of sources) {
       const m = source.manifest;
-      const entry: Entry = { source, manifest: m, state: "pending", bootMs: 0, scope: new DisposableStore() };
+      const entry: Entry = {
+        source,
+        manifest: m,
+        state: "pending",
+        bootMs: 0,
+        scope: new DisposableStore(),
+        held: new Set(),
+        denied: [],
+      };
       this.entries.push(entry);
-      if (!ID_RE.test(m.id)) this.fail(entry, `invalid plugin id "${m.id}" (kebab-case, max 64 chars)`);
+      const badCap = (Array.isArray(m.capabilities) ? m.capabilities : []).find((c) => !isCapability(c));
+      if (m.capabilities !== undefined && !Array.isArray(m.capabilities)) {
+        this.fail(entry, `the manifest's "capabilities" must be an array of names`);
+      } else if (badCap !== undefined) {
+        const hint = RENAMED[String(badCap)] ? ` (now called "${RENAMED[String(badCap)]}")` : "";
+        this.fail(
+          entry,
+          `unknown capability "${String(badCap)}"${hint}; known: ${Object.keys(CAPABILITIES).join(", ")}`,
+        );
+      } else if (!ID_RE.test(m.id)) this.fail(entry, `invalid plugin id "${m.id}" (kebab-case, max 64 chars)`);
       else if (seen.has(m.id)) this.fail(entry, `another plugin already has the id "${m.id}"`);
       else if (this.deps.disabled.includes(m.id)) {
         if (m.required) throw new FatalPluginError(`plugin "${m.id}" is required and cannot be disabled`);
         entry.state = "disabled";
       }
       seen.add(m.id);
+      this.grant(entry);
     }
     for (const entry of this.order()) {
       if (entry.state !== "pending") continue;
@@ -142,6 +186,18 @@ export class PluginHost {
     }
   }
 
+  /** Built-ins hold what they declare; a third-party plugin what it declares and the config allows. */
+  private grant(entry: Entry): void {
+    const declared = (Array.isArray(entry.manifest.capabilities) ? entry.manifest.capabilities : []).filter(
+      isCapability,
+    );
+    const allowed = entry.source.origin === "builtin" ? undefined : (this.deps.granted?.[entry.manifest.id] ?? []);
+    for (const cap of declared) {
+      if (!allowed || allowed.includes(cap)) entry.held.add(cap);
+      else if (!entry.denied.includes(cap)) entry.denied.push(cap);
+    }
+  }
+
   statuses(): PluginStatus[] {
     const r = this.deps.registries;
     return this.entries.map((e) => {
@@ -153,7 +209,8 @@ export class PluginHost {
         origin: e.source.origin,
         state: e.state === "pending" ? "failed" : e.state,
         required: e.manifest.required === true,
-        capabilities: e.manifest.capabilities ?? [],
+        capabilities: [...e.held],
+        deniedCapabilities: [...e.denied],
         bootMs: Math.round(e.bootMs * 100) / 100,
         contributions: {
           routes: r.routes.countBy(id),
@@ -228,17 +285,61 @@ export class PluginHost {
     const { deps } = this;
     const m = entry.manifest;
     const id = m.id;
-    const caps = new Set<Capability>(m.capabilities ?? []);
     const scope = entry.scope;
     const log = deps.log.child({ plugin: id });
-    const options = this.validateOptions(m, deps.options[id] ?? {}, entry.source.origin === "builtin");
+    const thirdParty = entry.source.origin !== "builtin";
+    const options = this.validateOptions(m, deps.options[id] ?? {}, !thirdParty);
+    const needCap = (cap: Capability, what: string) => {
+      if (entry.held.has(cap)) return;
+      if (entry.denied.includes(cap)) {
+        throw new Error(
+          `${what} needs the capability "${cap}", which the config does not allow: add it to pluginCapabilities.${id}`,
+        );
+      }
+      throw new Error(`${what} needs the capability "${cap}" in the manifest's "capabilities"`);
+    };
     const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
       add: (item) => scope.add(reg.add(id, check ? check(item) : item)),
     });
-    const needCap = (cap: Capability, what: string) => {
-      if (!caps.has(cap)) throw new Error(`${what} needs the capability "${cap}" in the manifest`);
+    const checkRoute = (route: AnyRoute): AnyRoute => {
+      needCap("routes", `route ${route.method} ${route.path}`);
+      if (route.auth === "public") needCap("public-routes", `public route ${route.path}`);
+      if (route.page) needCap("pages", `page ${route.path}`);
+      if (!thirdParty) return route;
+      const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
+      return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
     };
-    const thirdParty = entry.source.origin !== "builtin";
+    const r = deps.registries;
+    const points = {
+      routes: point(r.routes, checkRoute),
+      tools: point(r.tools),
+      personas: point(r.personas),
+      themes: point(r.themes),
+      commands: point(r.commands),
+      providers: point(r.providers, (p) => {
+        needCap("provider", `provider ${p.id}`);
+        return p;
+      }),
+    };
+    // Registry tokens give a view whose `add` is this plugin's contribution point: the same checks, its own id.
+    const views = new Map<string, RegistryView<unknown>>();
+    const viewOf = (token: ServiceToken<unknown>): RegistryView<unknown> | undefined => {
+      const key = REGISTRY_TOKEN_IDS[token.id];
+      if (!key || deps.services.capabilityOf(token.id) !== undefined) return undefined;
+      let view = views.get(token.id);
+      if (!view) {
+        view = registryView(r[key] as Registry<unknown>, points[key] as ContributionPoint<unknown>, id);
+        views.set(token.id, view);
+      }
+      return view;
+    };
+    const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
+      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
+      if (cap) needCap(cap, `the service "${token.id}"`);
+      const view = deps.services.has(token.id) ? viewOf(token as ServiceToken<unknown>) : undefined;
+      if (view) return view as T;
+      return optional ? deps.services.tryGet(token) : deps.services.get(token);
+    };
     return {
       id,
       manifest: m,
@@ -246,30 +347,12 @@ export class PluginHost {
       options,
       home: deps.home,
       dataDir() {
+        needCap("storage", "ctx.dataDir()");
         const dir = join(deps.home, "plugins-data", id);
         mkdirSync(dir, { recursive: true });
         return dir;
       },
-      routes: point(deps.registries.routes, (route) => {
-        if (route.auth === "public") needCap("routes.public", `public route ${route.path}`);
-        if (!thirdParty) return route;
-        if (route.page) throw new Error(`route ${route.path}: only built-in plugins may serve pages outside /api/v1`);
-        const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
-        return {
-          ...route,
-          path,
-          operationId: `${camel(id)}_${route.operationId}`,
-          tags: route.tags ?? [`plugin:${id}`],
-        };
-      }),
-      tools: point(deps.registries.tools),
-      personas: point(deps.registries.personas),
-      themes: point(deps.registries.themes),
-      commands: point(deps.registries.commands),
-      providers: point(deps.registries.providers, (p) => {
-        needCap("provider", `provider ${p.id}`);
-        return p;
-      }),
+      ...points,
       services: {
         provide(token, value) {
           if (!(m.provides ?? []).includes(token.id)) {
@@ -281,8 +364,8 @@ export class PluginHost {
         provideClass(token, cls) {
           return this.provide(token, deps.services.construct(cls));
         },
-        get: (token) => deps.services.get(token),
-        tryGet: (token) => deps.services.tryGet(token),
+        get: <T>(token: ServiceToken<T>) => access(token, false) as T,
+        tryGet: <T>(token: ServiceToken<T>) => access(token, true),
       },
       events: { on: (type, handler) => scope.add(deps.bus.on(type, handler)) },
       onDispose(d: Disposable | (() => void)) {
@@ -347,6 +430,34 @@ let sharedBuiltinAjv: Ajv | undefined;
 function builtinAjv(): Ajv {
   sharedBuiltinAjv ??= newAjv(false);
   return sharedBuiltinAjv;
+}
+
+/** Host registry token ids and the registry each names. */
+const REGISTRY_TOKEN_IDS: Record<string, keyof Registries> = {
+  tools: "tools",
+  personas: "personas",
+  themes: "themes",
+  commands: "commands",
+  providers: "providers",
+  routes: "routes",
+};
+
+/** Reads of the registry; `add` only under the plugin's own id, through its checked contribution point. */
+function registryView<T>(reg: Registry<T>, point: ContributionPoint<T>, owner: string): RegistryView<T> {
+  return Object.freeze({
+    kind: reg.kind,
+    add(by: string, item: T) {
+      if (by !== owner) throw new Error(`plugin "${owner}" can add ${reg.kind}s only under its own id`);
+      return point.add(item);
+    },
+    get: (key: string) => reg.get(key),
+    has: (key: string) => reg.has(key),
+    ownerOf: (key: string) => reg.ownerOf(key),
+    list: () => reg.list(),
+    entries: () => reg.entries(),
+    countBy: (o: string) => reg.countBy(o),
+    onChange: (fn: () => void) => reg.onChange(fn),
+  });
 }
 
 function camel(id: string): string {

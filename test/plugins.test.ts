@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
+import { type Capability, definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
 import { ToolRegistryToken } from "../core/registries.js";
 import { ConfigError } from "../host/config.js";
 import { startDaemon } from "../host/daemon.js";
@@ -13,10 +13,13 @@ import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon
 
 const HELLO = fileURLToPath(new URL("../../examples/hello-plugin", import.meta.url));
 
-function plugin(id: string, extra: Partial<Plugin> & { requires?: string[]; required?: boolean } = {}): Plugin {
-  const { requires, required, ...rest } = extra;
+function plugin(
+  id: string,
+  extra: Partial<Plugin> & { requires?: string[]; required?: boolean; capabilities?: Capability[] } = {},
+): Plugin {
+  const { requires, required, capabilities, ...rest } = extra;
   return definePlugin({
-    manifest: { id, version: "1.0.0", description: id, requires, required },
+    manifest: { id, version: "1.0.0", description: id, requires, required, capabilities },
     register: () => {},
     ...rest,
   });
@@ -26,7 +29,7 @@ describe("plugin host", () => {
   describe("a third-party plugin (examples/hello-plugin) from the config", () => {
     let d: TestDaemon;
     before(async () => {
-      d = await startTestDaemon({ config: { plugins: [HELLO] } });
+      d = await startTestDaemon({ config: { plugins: [HELLO], pluginCapabilities: { hello: ["routes"] } } });
     });
     after(async () => d.cleanup());
 
@@ -59,6 +62,7 @@ describe("plugin host", () => {
       d = await startTestDaemon({
         extraPlugins: [
           plugin("throws-in-register", {
+            capabilities: ["routes"],
             register(ctx) {
               ctx.routes.add(
                 defineRoute({

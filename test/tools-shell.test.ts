@@ -455,10 +455,10 @@ describe("tools-shell: plugin", () => {
     return { ctx, tools, handlers };
   }
 
-  it("declares shell.exec and contributes bash, bash_output (read-only) and bash_kill", () => {
+  it("declares process and contributes bash, bash_output (read-only) and bash_kill", () => {
     const { tools } = register();
     expect(shellPlugin.manifest.id).to.equal("tools-shell");
-    expect(shellPlugin.manifest.capabilities).to.deep.equal(["shell.exec"]);
+    expect(shellPlugin.manifest.capabilities).to.deep.equal(["process"]);
     expect(tools.map((t) => [t.name, t.readOnly ?? false])).to.deep.equal([
       ["bash", false],
       ["bash_output", true],

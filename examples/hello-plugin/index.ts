@@ -15,6 +15,7 @@ export default definePlugin({
     id: "hello",
     version: "1.0.0",
     description: "Says hello: a `hello` tool and GET /api/v1/plugins/hello/greeting",
+    capabilities: ["routes"],
   },
   register(ctx) {
     ctx.tools.add({

@@ -1,13 +1,13 @@
 import {
   ApiError,
   type CommandInvocation,
-  type DaemonSettings,
   type EventBus,
+  type HostInfo,
   type Logger,
   type Persona,
   type ProjectContext,
   type Provider,
-  type Registry,
+  type RegistryView,
   type SessionRecord,
   type SessionService,
   type SessionStore,
@@ -25,14 +25,14 @@ export interface CommandEnv {
   store(): SessionStore;
   turns(): TurnManager | undefined;
   project(): ProjectContext | undefined;
-  settings(): DaemonSettings | undefined;
+  settings(): HostInfo | undefined;
   /** A service another plugin may provide, by token id (structural: no import of that plugin). */
   optional<T>(id: string): T | undefined;
-  tools: Registry<ToolDefinition>;
-  personas: Registry<Persona>;
-  themes: Registry<Theme>;
-  providers: Registry<Provider>;
-  commands: Registry<SlashCommand>;
+  tools: RegistryView<ToolDefinition>;
+  personas: RegistryView<Persona>;
+  themes: RegistryView<Theme>;
+  providers: RegistryView<Provider>;
+  commands: RegistryView<SlashCommand>;
   bus: EventBus;
   checkpoints: Checkpoints;
   prefs: Prefs;

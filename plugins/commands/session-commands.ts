@@ -265,7 +265,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
 }
 
 function configuredCap(env: CommandEnv): number {
-  const v = (env.settings()?.raw as { maxTurnIterations?: unknown } | undefined)?.maxTurnIterations;
+  const v = env.settings()?.config("maxTurnIterations");
   return typeof v === "number" ? v : DEFAULT_TURN_CAP;
 }
 

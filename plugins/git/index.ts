@@ -5,10 +5,10 @@ import {
   ApiError,
   definePlugin,
   defineRoute,
+  HostInfoToken,
   SessionIdParams,
   SessionServiceToken,
   SessionStoreToken,
-  SettingsToken,
   type Static,
   T,
 } from "../../core/index.js";
@@ -126,7 +126,7 @@ export default definePlugin({
     version: "1.0.0",
     description: "Git state of a directory and the working-tree diff of a session",
     requires: ["session-store"],
-    capabilities: ["fs.read", "shell.exec"],
+    capabilities: ["routes", "filesystem", "process"],
     configSchema: GitOptionsSchema,
   },
   register(ctx) {
@@ -153,7 +153,7 @@ export default definePlugin({
     ctx.events.on("session.deleted", ({ sessionId }) => sessionCwds.delete(sessionId));
 
     const permitted = async (dir: string): Promise<boolean> => {
-      const configured = options.roots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
+      const configured = options.roots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
       for (const c of configured) {
         const real = await realpath(c).catch(() => undefined);
         if (real && isInside(real, dir)) return true;

@@ -106,6 +106,7 @@ export default definePlugin({
     id: "settings",
     version: "1.0.0",
     description: "GET /config, appearance settings, reasoning options per model and provider dialect",
+    capabilities: ["routes", "secrets", "storage", "filesystem"],
     requires: ["session-store"],
     configSchema: SettingsOptionsSchema,
   },

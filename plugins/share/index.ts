@@ -48,7 +48,7 @@ export default definePlugin({
     version: "1.0.0",
     description: "Public read-only HTML page of shared sessions (GET /shared/{token})",
     requires: ["session-store"],
-    capabilities: ["routes.public"],
+    capabilities: ["routes", "public-routes", "pages"],
     configSchema: ShareOptionsSchema,
   },
   register(ctx) {

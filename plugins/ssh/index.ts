@@ -108,7 +108,7 @@ export default definePlugin({
     id: "ssh",
     version: "1.0.0",
     description: "SSH keys and hosts (POST /ssh/key, /ssh/add) and the ssh tool (every remote command is confirmed)",
-    capabilities: ["shell.exec"],
+    capabilities: ["routes", "process", "network"],
     configSchema: SshOptionsSchema,
   },
   register(ctx) {

@@ -55,7 +55,7 @@ export default definePlugin({
     id: "tools-shell",
     version: "1.0.0",
     description: "bash (with a dangerous-command gate and a plan-mode allowlist), bash_output, bash_kill",
-    capabilities: ["shell.exec"],
+    capabilities: ["process"],
     configSchema: ShellOptionsSchema,
   },
   register(ctx) {

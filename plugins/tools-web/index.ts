@@ -79,7 +79,7 @@ export default definePlugin({
     version: "1.0.0",
     description: "web_fetch (pages as markdown) and web_search (pluggable search backends)",
     provides: [WebSearchRegistryToken.id],
-    capabilities: ["net.fetch"],
+    capabilities: ["network"],
     configSchema: WebOptionsSchema,
   },
   register(ctx) {
