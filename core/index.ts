@@ -21,4 +21,5 @@ export * from "./session-types.js";
 export * from "./sessions.js";
 export * from "./store.js";
 export * from "./tokens.js";
+export * from "./tools.js";
 export * from "./turns.js";

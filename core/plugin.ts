@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
 import type { CommandInvocation, Persona, Provider, SlashCommand, Theme, ToolDefinition } from "./contributions.js";
 import type { Disposable } from "./disposable.js";
 import type { BusEvents, EventHandler } from "./events.js";
@@ -61,12 +61,15 @@ export interface ContributionPoint<T> {
   add(item: T): Disposable;
 }
 
-export interface PluginContext {
+/** The options a plugin gets: the static type of its `configSchema` (validated, defaults applied), else a record. */
+export type OptionsOf<S extends TSchema> = TSchema extends S ? Record<string, unknown> : Static<S>;
+
+export interface PluginContext<O = Record<string, unknown>> {
   readonly id: string;
   readonly manifest: PluginManifest;
   readonly log: Logger;
-  /** The validated `pluginOptions.<id>` value (or `{}`). */
-  readonly options: Record<string, unknown>;
+  /** The `pluginOptions.<id>` value validated against `manifest.configSchema` (defaults applied), or `{}`. */
+  readonly options: O;
   /** The daemon home directory (AGENTD_HOME). */
   readonly home: string;
   /** A directory this plugin may use for its own files (`<home>/plugins-data/<id>`, created on first use). */
@@ -86,18 +89,25 @@ export interface PluginContext {
   onDispose(d: Disposable | (() => void)): void;
 }
 
-export interface Plugin {
+export interface Plugin<O = Record<string, unknown>> {
   manifest: PluginManifest;
   /** Synchronous and declarative: add contributions, provide services. */
-  register(ctx: PluginContext): void;
+  register(ctx: PluginContext<O>): void;
   /** After every plugin registered, before the port opens. */
-  start?(ctx: PluginContext): Promise<void> | void;
+  start?(ctx: PluginContext<O>): Promise<void> | void;
   /** Reverse order at shutdown (contributions are disposed by the host afterwards). */
-  stop?(ctx: PluginContext): Promise<void> | void;
+  stop?(ctx: PluginContext<O>): Promise<void> | void;
 }
 
-export function definePlugin(plugin: Plugin): Plugin {
-  return plugin;
+/**
+ * Declares a plugin. With `manifest.configSchema` (a TypeBox schema), `ctx.options` has the schema's static type:
+ * the loader validates `pluginOptions.<id>` against it (applying defaults) before `register`, and a plugin whose
+ * options are invalid is not loaded.
+ */
+export function definePlugin<S extends TSchema = TSchema>(
+  plugin: Plugin<OptionsOf<S>> & { manifest: PluginManifest & { configSchema?: S } },
+): Plugin {
+  return plugin as unknown as Plugin;
 }
 
 export type { CommandInvocation };

@@ -10,6 +10,7 @@ import { FatalPluginError } from "../host/loader.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeToolContext } from "./support/plugin-harness.js";
 
 const HELLO = fileURLToPath(new URL("../../examples/hello-plugin", import.meta.url));
 
@@ -50,7 +51,7 @@ describe("plugin host", () => {
       expect(hello).to.include({ state: "active", origin: "config" });
       expect(hello.contributions).to.include({ tools: 1, routes: 1 });
       const tool = d.daemon.services.get(ToolRegistryToken).get("hello");
-      const out = await tool?.execute({ name: "Bob" }, {} as never);
+      const out = await tool?.execute({ name: "Bob" }, makeToolContext());
       expect(out?.content).to.equal("Hello, Bob!");
     });
   });

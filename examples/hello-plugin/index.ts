@@ -1,4 +1,4 @@
-import { definePlugin, defineRoute, T } from "agentd";
+import { definePlugin, defineRoute, defineTool, T } from "agentd";
 
 const Greeting = T.Object({ greeting: T.String() }, { title: "HelloGreeting" });
 
@@ -18,15 +18,16 @@ export default definePlugin({
     capabilities: ["routes"],
   },
   register(ctx) {
-    ctx.tools.add({
-      name: "hello",
-      description: "Greets someone by name",
-      parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100 }) }),
-      readOnly: true,
-      async execute(args) {
-        return { content: greet(String(args.name)) };
-      },
-    });
+    ctx.tools.add(
+      defineTool({
+        name: "hello",
+        description: "Greets someone by name",
+        parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100 }) }),
+        readOnly: true,
+        // `name` is a string: the type comes from the schema, and the arguments are checked against it first.
+        execute: async ({ name }) => ({ content: greet(name) }),
+      }),
+    );
     ctx.routes.add(
       defineRoute({
         method: "GET",

@@ -53,7 +53,7 @@ export default definePlugin({
     configSchema: FilesOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as FilesOptions;
+    const options = ctx.options;
     const sessions = () => ctx.services.get(SessionServiceToken);
     const inputsRoot = path.join(ctx.home, "inputs");
     const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];

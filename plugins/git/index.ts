@@ -130,7 +130,7 @@ export default definePlugin({
     configSchema: GitOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as GitPluginOptions;
+    const options = ctx.options;
     const sessions = () => ctx.services.get(SessionServiceToken);
     const limits: DiffLimits = {
       ...DEFAULT_DIFF_LIMITS,

@@ -37,7 +37,6 @@ export const SettingsOptionsSchema = T.Object(
   },
   { additionalProperties: false },
 );
-type SettingsOptions = Static<typeof SettingsOptionsSchema>;
 
 const AppearanceSchema = T.Object({ showReasoning: T.Boolean() }, { title: "Appearance" });
 const AppearanceUpdate = T.Object(
@@ -111,7 +110,7 @@ export default definePlugin({
     configSchema: SettingsOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as SettingsOptions;
+    const options = ctx.options;
     const settings = (): DaemonSettings => ctx.services.get(SettingsToken);
     const appearance = new AppearanceStore(() => join(ctx.dataDir(), "appearance.json"), ctx.log);
     const dialect = (): Dialect =>

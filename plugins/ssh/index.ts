@@ -1,4 +1,4 @@
-import { ApiError, definePlugin, defineRoute, ProjectTrustToken, type Static, T } from "../../core/index.js";
+import { ApiError, definePlugin, defineRoute, ProjectTrustToken, T } from "../../core/index.js";
 // A pure function shared with the bash tool so both judge commands alike (no plugin instance is involved).
 import { classifyCommand } from "../tools-shell/classifier.js";
 import { SshStore } from "./store.js";
@@ -36,7 +36,6 @@ export const SshOptionsSchema = T.Object(
   },
   { additionalProperties: false },
 );
-type SshOptions = Static<typeof SshOptionsSchema>;
 
 const SshKeyRequest = T.Object(
   {
@@ -112,7 +111,7 @@ export default definePlugin({
     configSchema: SshOptionsSchema,
   },
   register(ctx) {
-    const o = ctx.options as SshOptions;
+    const o = ctx.options;
     const options: SshToolOptions = {
       binary: o.binary ?? DEFAULT_SSH_TOOL_OPTIONS.binary,
       defaultTimeoutSec: o.timeoutSec ?? DEFAULT_SSH_TOOL_OPTIONS.defaultTimeoutSec,

@@ -59,7 +59,7 @@ export default definePlugin({
     configSchema: ShellOptionsSchema,
   },
   register(ctx) {
-    const o = ctx.options as ShellPluginOptions;
+    const o = ctx.options;
     const limits: ShellLimits = {
       ...DEFAULT_SHELL_LIMITS,
       defaultTimeoutSeconds: o.defaultTimeoutSeconds ?? DEFAULT_SHELL_LIMITS.defaultTimeoutSeconds,

@@ -83,7 +83,7 @@ export default definePlugin({
     configSchema: WebOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as WebOptions;
+    const options = ctx.options;
     ctx.tools.add(
       createWebFetchTool({
         blockPrivateNetworks: options.blockPrivateNetworks ?? DEFAULT_FETCH_LIMITS.blockPrivateNetworks,
