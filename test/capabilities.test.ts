@@ -18,7 +18,7 @@ import {
 import { ConfigError } from "../host/config.js";
 import { startDaemon } from "../host/daemon.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 const PROVIDER_KEY = "sk-test-PROVIDER-KEY-7f3a9c";
 const MCP_SECRET = "Bearer MCP-HEADER-SECRET-51d0";

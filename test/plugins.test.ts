@@ -9,8 +9,8 @@ import { startDaemon } from "../host/daemon.js";
 import { FatalPluginError } from "../host/loader.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { makeToolContext } from "./support/plugin-harness.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 
 const HELLO = fileURLToPath(new URL("../../examples/hello-plugin", import.meta.url));
 

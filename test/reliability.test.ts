@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { expect } from "chai";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 
 /** A raw HTTP request (no URL normalisation, any method and headers), answered with status, headers and body. */
 export function rawRequest(

@@ -17,8 +17,8 @@ import { createFsTools } from "../plugins/tools-fs/index.js";
 import { BackgroundTasks } from "../plugins/tools-shell/tasks.js";
 import { createBashTool, DEFAULT_SHELL_LIMITS } from "../plugins/tools-shell/tools.js";
 import { createWebFetchTool } from "../plugins/tools-web/fetch-tool.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { makeToolContext } from "./support/plugin-harness.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 
 const Params = T.Object({
   name: T.String({ minLength: 1 }),

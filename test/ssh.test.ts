@@ -29,8 +29,8 @@ import {
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import sshPlugin, { normalisePrivateKey, sanitiseKeyName } from "../plugins/ssh/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 
 const MARKER = "S2V5Qm9keVNlY3JldE1hcmtlcjEyMzQ1Njc4OQ";
 const OPENSSH_KEY = [

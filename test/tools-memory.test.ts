@@ -17,7 +17,7 @@ import memoryPlugin, {
   MemoryStore,
   toFtsQuery,
 } from "../plugins/tools-memory/index.js";
-import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
+import { makeToolContext, registerPlugin } from "../testing/plugin-harness.js";
 
 const PROJECT = "/work/project-a";
 const OTHER = "/work/project-b";

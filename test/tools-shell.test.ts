@@ -20,7 +20,7 @@ import shellPlugin, {
   type ShellLimits,
 } from "../plugins/tools-shell/index.js";
 import { readProcStat } from "../plugins/tools-shell/process.js";
-import { makeToolContext } from "./support/plugin-harness.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
