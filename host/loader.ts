@@ -143,6 +143,9 @@ export class PluginHost {
       const t0 = performance.now();
       try {
         entry.plugin = await entry.source.load();
+        // package.json's manifest is authoritative (read before the code ran); the options schema may live in code.
+        const schema = entry.plugin.manifest.configSchema;
+        if (!entry.manifest.configSchema && schema) entry.manifest = { ...entry.manifest, configSchema: schema };
         entry.ctx = this.contextFor(entry);
         entry.plugin.register(entry.ctx);
         entry.state = "active";
