@@ -15,18 +15,72 @@ export const RouteRegistryToken = createToken<RegistryView<AnyRoute>>("routes");
 export const EventBusToken = createToken<EventBus>("event-bus");
 export const LoggerToken = createToken<Logger>("logger");
 
+/** Where a layered setting's effective value comes from: built-in default < config file < settings.json < env. */
+export type SettingSource = "default" | "config" | "settings" | "env";
+
+export type PermissionMode = "default" | "bypass";
+
+/** What `<home>/settings.json` may hold (the daemon owns and writes it; clients change it through the API). */
+export interface UserSettings {
+  provider?: { baseURL?: string; apiKey?: string; model?: string };
+  defaultPersona?: string;
+  maxTurnIterations?: number;
+  permissionMode?: PermissionMode;
+  theme?: string;
+  reasoning?: string;
+}
+
+/** A change to settings.json: `null` removes a key (the lower layers apply again). */
+export interface UserSettingsPatch {
+  provider?: { baseURL?: string | null; apiKey?: string | null; model?: string | null };
+  defaultPersona?: string | null;
+  maxTurnIterations?: number | null;
+  permissionMode?: PermissionMode | null;
+  theme?: string | null;
+  reasoning?: string | null;
+}
+
+/** The layered keys, as GET /config names them. */
+export const LAYERED_KEYS = [
+  "provider.baseURL",
+  "provider.apiKey",
+  "provider.model",
+  "defaultPersona",
+  "maxTurnIterations",
+  "permissionMode",
+  "theme",
+  "reasoning",
+] as const;
+export type LayeredKey = (typeof LAYERED_KEYS)[number];
+
 /**
  * The daemon's settings with its secrets: the provider key and the whole config (which holds MCP headers and
- * plugin options). Only plugins holding the `secrets` capability can get it; others use `HostInfoToken`.
+ * plugin options), and `update` to change them. Only plugins holding the `secrets` capability can get it; others
+ * read `HostInfoToken`. The layered values are live: a change through `update` applies at once, without a restart.
  */
 export interface DaemonSettings {
   home: string;
   version: string;
-  provider: { baseURL?: string; apiKey?: string; model?: string };
-  defaultPersona: string;
+  /** The effective provider connection (read it on every use). */
+  readonly provider: { baseURL?: string; apiKey?: string; model?: string };
+  readonly defaultPersona: string;
   defaultCwd: string;
+  /** Default per-turn model-call cap (10..10000). */
+  readonly maxTurnIterations: number;
+  /** Permission mode of new sessions. */
+  readonly permissionMode: PermissionMode;
+  /** Chosen theme id, when one was chosen. */
+  readonly theme: string | undefined;
+  /** Reasoning level of new sessions, when one was chosen. */
+  readonly reasoning: string | undefined;
   /** The whole validated global config, for plugins that own a top-level key. */
   raw: Record<string, unknown>;
+  /** Each layered key with its source; `value` is left out for the API key. */
+  layers(): Record<LayeredKey, { value?: unknown; source: SettingSource }>;
+  /** Layered keys whose settings.json value an environment variable overrides (e.g. "provider.baseURL"). */
+  envOverrides(): LayeredKey[];
+  /** Persists a change to `<home>/settings.json` (validated, atomic, 0600, one write at a time) and applies it. */
+  update(patch: UserSettingsPatch): void;
 }
 export const SettingsToken = createToken<DaemonSettings>("settings", { capability: "secrets" });
 
@@ -40,6 +94,10 @@ export interface HostInfo {
   readonly provider: { baseURL?: string; model?: string };
   readonly defaultPersona: string;
   readonly defaultCwd: string;
+  readonly maxTurnIterations: number;
+  readonly permissionMode: PermissionMode;
+  readonly theme: string | undefined;
+  readonly reasoning: string | undefined;
   /** A copy of a top-level config key (e.g. `maxTurnIterations`, `hooks`); undefined for `SECRET_CONFIG_KEYS`. */
   config(key: string): unknown;
 }
@@ -63,6 +121,18 @@ export function hostInfoOf(settings: () => DaemonSettings): HostInfo {
     },
     get defaultCwd() {
       return settings().defaultCwd;
+    },
+    get maxTurnIterations() {
+      return settings().maxTurnIterations;
+    },
+    get permissionMode() {
+      return settings().permissionMode;
+    },
+    get theme() {
+      return settings().theme;
+    },
+    get reasoning() {
+      return settings().reasoning;
     },
     config(key: string) {
       if (SECRET_CONFIG_KEYS.includes(key)) return undefined;

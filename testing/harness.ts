@@ -19,7 +19,6 @@ import type {
 } from "../core/index.js";
 import {
   CommandRegistryToken,
-  type DaemonSettings,
   EventBus,
   EventBusToken,
   HostInfoToken,
@@ -41,6 +40,7 @@ import { createApp } from "../host/http/server.js";
 import { SseHub } from "../host/http/sse.js";
 import { PluginHost, type PluginStatus, type Registries } from "../host/loader.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
+import { LayeredSettings } from "../host/settings-store.js";
 import { makeToolContext } from "./plugin-harness.js";
 
 export interface PluginHarnessOptions {
@@ -122,14 +122,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   };
   const bus = new EventBus(log);
   const services = new ServiceContainer();
-  const settings: DaemonSettings = {
-    home,
-    version: "test",
-    provider: {},
-    defaultPersona: "default",
-    defaultCwd: home,
-    raw: {},
-  };
+  const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
   services.provide("host", LoggerToken, log);
   services.provide("host", EventBusToken, bus);
   services.provide("host", SettingsToken, settings);

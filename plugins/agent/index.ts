@@ -42,9 +42,6 @@ export default definePlugin({
     const providers = ctx.services.get(ProviderRegistryToken);
     const personas = ctx.services.get(PersonaRegistryToken);
     const raw = {
-      get maxTurnIterations() {
-        return settings.config("maxTurnIterations") as number | undefined;
-      },
       get contextWindow() {
         return settings.config("contextWindow") as number | undefined;
       },
@@ -69,7 +66,7 @@ export default definePlugin({
         ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
       instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
       settings: {
-        maxTurnIterations: () => raw.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
+        maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
         contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
         confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
       },
