@@ -1,6 +1,7 @@
 import { constants, existsSync } from "node:fs";
 import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "./paths.js";
 
 /*
  * Confined file access, safe against a concurrent process swapping a path component for a symbolic link (or a
@@ -24,12 +25,6 @@ export class PathEscapeError extends Error {
   }
 }
 
-export function isInsideDir(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
-}
-
 async function descriptorPath(fh: FileHandle, opened: string): Promise<string | undefined> {
   if (hasProcFd) {
     const real = await readlink(`${PROC_FD}/${fh.fd}`);
@@ -43,7 +38,7 @@ async function descriptorPath(fh: FileHandle, opened: string): Promise<string | 
 async function verify(fh: FileHandle, opened: string, roots: readonly string[]): Promise<FileHandle> {
   try {
     const real = await descriptorPath(fh, opened);
-    if (real === undefined || !roots.some((r) => isInsideDir(r, real))) throw new PathEscapeError(opened);
+    if (real === undefined || !roots.some((r) => isInside(r, real))) throw new PathEscapeError(opened);
     return fh;
   } catch (err) {
     await fh.close();

@@ -366,6 +366,24 @@ describe("ssh plugin", () => {
       }
     });
 
+    it("asks for every command when no shell classifier service is loaded (tools-shell disabled)", async () => {
+      const d2 = await startTestDaemon({
+        builtins: builtins(),
+        config: { disabledPlugins: ["tools-shell"], pluginOptions: { ssh: { binary, confirm: "dangerous" } } },
+      });
+      try {
+        await d2.post("/ssh/add", { name: "web", host: "web.example.com" });
+        const t = d2.daemon.services.get(ToolRegistryToken).get("ssh") ?? expect.fail("no ssh tool");
+        const { asked, confirm } = recorder(true);
+        const res = await t.execute({ host: "web", command: "uptime" }, toolCtx(project, { confirm }));
+        expect(res.isError, res.content).to.not.equal(true);
+        expect(asked.map((r) => r.command)).to.deep.equal(["uptime"]);
+        expect(asked[0]?.reason).to.match(/tools-shell plugin, which classifies commands, is not loaded/);
+      } finally {
+        await d2.cleanup();
+      }
+    });
+
     it("never runs the command when the user denies it", async () => {
       const result = await run({ host: "web", command: "rm -rf /" }, toolCtx(project, { confirm: async () => false }));
       expect(result.isError).to.equal(true);

@@ -6,6 +6,7 @@ import {
   definePlugin,
   defineRoute,
   HostInfoToken,
+  isInside,
   SessionIdParams,
   SessionServiceToken,
   SessionStoreToken,
@@ -111,10 +112,6 @@ const GitInfoSchema = T.Object(
   },
   { title: "GitInfo" },
 );
-
-function isInside(root: string, p: string): boolean {
-  return p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
-}
 
 /**
  * Git state of a directory (`GET /git-info`) and the working-tree diff of a session (`GET /sessions/{id}/diff`).

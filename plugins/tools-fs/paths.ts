@@ -19,7 +19,7 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { ToolContext, ToolResult } from "../../core/index.js";
-import { toolError } from "../../core/index.js";
+import { isInside, toolError } from "../../core/index.js";
 import { fsFailure } from "./result.js";
 
 export type Access = "read" | "write";
@@ -58,12 +58,6 @@ export async function realpathLoose(p: string, hops = 0): Promise<string> {
     return realpathLoose(path.resolve(realParent, await readlink(here)), hops + 1);
   }
   return here;
-}
-
-export function isInside(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
 }
 
 /** The realpath of the plans directory when it may serve as a root (policy rule 4), else undefined. */

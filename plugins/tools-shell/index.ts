@@ -1,4 +1,5 @@
-import { definePlugin, type PluginContext, type Static, T } from "../../core/index.js";
+import { definePlugin, type PluginContext, ShellClassifierToken, type Static, T } from "../../core/index.js";
+import { classifyCommand } from "./classifier.js";
 import { BackgroundTasks } from "./tasks.js";
 import {
   createBashKillTool,
@@ -56,9 +57,11 @@ export default definePlugin({
     version: "1.0.0",
     description: "bash (with a dangerous-command gate and a plan-mode allowlist), bash_output, bash_kill",
     capabilities: ["process"],
+    provides: [ShellClassifierToken.id],
     configSchema: ShellOptionsSchema,
   },
   register(ctx) {
+    ctx.services.provide(ShellClassifierToken, Object.freeze({ classify: classifyCommand }));
     const o = ctx.options;
     const limits: ShellLimits = {
       ...DEFAULT_SHELL_LIMITS,
