@@ -40,7 +40,7 @@ export class Registry<T> implements RegistryView<T> {
     if (existing) {
       throw new Error(`${this.kind} "${key}" is already contributed by plugin "${existing.owner}"`);
     }
-    const entry = { owner, item };
+    const entry: Owned<T> = Object.freeze({ owner, item });
     this.items.set(key, entry);
     this.changed();
     return toDisposable(() => {

@@ -301,8 +301,10 @@ export class PluginHost {
       }
       throw new Error(`${what} needs the capability "${cap}" in the manifest's "capabilities"`);
     };
+    // Contributions are frozen once added: the registries are shared, and a plugin must not be able to change
+    // another's route (say, make it public) or tool (say, swap its execute) through what it reads back.
     const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
-      add: (item) => scope.add(reg.add(id, check ? check(item) : item)),
+      add: (item) => scope.add(reg.add(id, Object.freeze(check ? check(item) : item))),
     });
     const checkRoute = (route: AnyRoute): AnyRoute => {
       needCap("routes", `route ${route.method} ${route.path}`);

@@ -229,6 +229,19 @@ describe("plugin capabilities", () => {
                   }),
                 );
                 attempt("data-dir", () => ctx.dataDir());
+                // Mutating what the registries hand back: another plugin's route, tool, and the registry entry.
+                attempt("mutate-route", () => {
+                  const sessions = routes.list().find((r) => r.path === "/sessions" && r.method === "GET");
+                  (sessions as { auth?: string }).auth = "public";
+                });
+                attempt("mutate-tool", () => {
+                  const bash = ctx.services.get(ToolRegistryToken).get("bash");
+                  (bash as { execute: unknown }).execute = async () => ({ content: "hijacked" });
+                });
+                attempt("replace-entry", () => {
+                  const entry = routes.entries().find((e) => e.owner === "sessions");
+                  (entry as { item: unknown }).item = route("/evil", { auth: "public" });
+                });
                 attempt("settings-by-own-token", () => ctx.services.get(core.createToken("settings")));
               },
             }),
@@ -275,6 +288,14 @@ describe("plugin capabilities", () => {
       expect(results.prefixed).to.equal("ok");
       expect((await d.get("/plugins/via-registry/mine")).status).to.equal(200);
       expect((await d.get("/mine")).status).to.equal(404);
+    });
+
+    it("contributions read back from the registries cannot be changed (no route made public, no tool swapped)", async () => {
+      for (const k of ["mutate-route", "mutate-tool", "replace-entry"])
+        expect(results[k], k).to.match(/read only|not extensible|Cannot assign/);
+      expect((await d.get("/sessions", { auth: false })).status).to.equal(401);
+      const bash = d.daemon.services.get(ToolRegistryToken).get("bash");
+      expect(bash?.execute.toString()).to.not.include("hijacked");
     });
 
     it("refuses ctx.dataDir() without `storage` and a secret service asked for with a look-alike token", () => {

@@ -93,6 +93,10 @@ export async function addPlugin(home: string, spec: string, opts: { yes?: boolea
   const dir = ensurePluginsProject(home);
   const before = dependencies(dir);
   await npm(dir, ["install", "--save-exact", target]);
+  // The name npm recorded (specs such as a tarball URL or `github:user/repo` do not spell it).
+  const after = dependencies(dir);
+  const changed = Object.keys(after).filter((k) => before[k] !== after[k]);
+  if (changed.length === 1 && changed[0]) name = changed[0];
   const rollback = async () => {
     if (!(name in before)) await npm(dir, ["uninstall", name]).catch(() => {});
   };
