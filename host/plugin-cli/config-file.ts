@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePrivateFile } from "../../core/files.js";
 import { ConfigError, type GlobalConfig, validateConfig } from "../config.js";
 
 const OTHER_FORMATS = ["config.yaml", "config.yml", "config.mjs", "config.js", "config.cjs"];
@@ -34,8 +35,6 @@ export function updateConfig(home: string, change: (cfg: GlobalConfig) => void, 
   change(cfg);
   const file = configPath(home);
   validateConfig(cfg, file);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  writePrivateFile(file, `${JSON.stringify(cfg, null, 2)}\n`);
   return cfg;
 }
