@@ -1,4 +1,6 @@
 import { expect } from "chai";
+import { EventBus, emptyUsage, SessionEventLog, silentLogger } from "../core/index.js";
+import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import { rawRequest } from "./stress/http.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
@@ -67,6 +69,8 @@ describe("reliability: defects found by fuzzing and stress", function () {
       expect(res.status, `${path}: ${res.text}`).to.equal(400);
     }
     expect((await d.get("/sessions?offset=0")).status).to.equal(200);
+    // A NUL in a search ends an FTS5 string early: it separates words like a space (was a 500).
+    expect((await d.get("/sessions?q=a%00b")).status).to.equal(200);
   });
 
   it("answers HEAD on both event streams with the headers and ends", async () => {
@@ -96,5 +100,45 @@ describe("reliability: defects found by fuzzing and stress", function () {
     } finally {
       sse.close();
     }
+  });
+});
+
+/** Defect 8: what is kept per session is bounded, and bounding it never breaks the sequence numbers. */
+describe("reliability: bounded per-session memory", () => {
+  it("keeps the sequence state of a bounded number of sessions and continues every sequence exactly", () => {
+    const store = openSqliteStore(":memory:");
+    const log = new SessionEventLog(store, new EventBus(silentLogger), silentLogger);
+    const at = "2024-01-01T00:00:00.000Z";
+    const ids = Array.from({ length: 5000 }, (_, i) => `s${i}`);
+    for (const id of ids) {
+      store.createSession({
+        id,
+        title: null,
+        pinned: false,
+        persona: "default",
+        model: "m",
+        cwd: "/tmp",
+        mode: "build",
+        isSandbox: false,
+        shareToken: null,
+        messageCount: 0,
+        usage: emptyUsage(),
+        createdAt: at,
+        updatedAt: at,
+        meta: {},
+      });
+    }
+    // One event per session per tick, as the daemon writes them (the log flushes at the end of every tick).
+    const publish = (id: string, message: string) => {
+      const seq = log.publish(id, { type: "notice", message });
+      log.flushAll();
+      return seq;
+    };
+    const first = ids.map((id) => publish(id, "one"));
+    const second = ids.map((id) => publish(id, "two"));
+    expect(second).to.deep.equal(first.map((s) => s + 1));
+    expect((log as unknown as { seqs: Map<string, unknown> }).seqs.size).to.be.at.most(2000);
+    log.close();
+    store.close();
   });
 });
