@@ -185,7 +185,7 @@ function bodyArb(
   );
 }
 
-function requestArb(doc: Json, ops: Operation[], ids: string[], token: string): fc.Arbitrary<FuzzRequest> {
+export function requestArb(doc: Json, ops: Operation[], ids: string[], token: string): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...ops).chain((op) => {
     const pathArb = fc.dictionary(fc.constant("x"), fc.constant("x")).chain(() =>
       fc
@@ -236,9 +236,17 @@ export interface FuzzStats {
   failureCount: number;
   healthChecks: number;
   healthFailures: number;
+  /** RSS once warm (after a tenth of the requests, at least 1,000): the start of the band. */
   rssStart: number;
+  /** RSS half way. */
+  rssMid: number;
   rssPeak: number;
   rssEnd: number;
+  /** RSS growth per 10,000 requests over the second half. */
+  rssGrowthPer10k: number;
+  /** V8 heap in use (from GET /server/status) after warm-up and at the end. */
+  heapStart: number;
+  heapEnd: number;
   ms: number;
 }
 
@@ -284,8 +292,12 @@ export async function runFuzz(opts: {
     healthChecks: 0,
     healthFailures: 0,
     rssStart: 0,
+    rssMid: 0,
+    rssGrowthPer10k: 0,
     rssPeak: 0,
     rssEnd: 0,
+    heapStart: 0,
+    heapEnd: 0,
     ms: 0,
   };
   const t0 = Date.now();
@@ -301,6 +313,7 @@ export async function runFuzz(opts: {
         () => undefined,
       );
       if (r?.status !== 200) stats.healthFailures++;
+      return r?.status === 200 ? (JSON.parse(r.text).memory?.heapUsed as number) : 0;
     };
     const fail = (status: number | string, r: FuzzRequest, text: string) => {
       stats.failureCount++;
@@ -330,6 +343,9 @@ export async function runFuzz(opts: {
       }
     };
     const batch = 500;
+    const warm = Math.max(1000, Math.floor(opts.requests / 10));
+    const mid = Math.floor(opts.requests / 2);
+    let midAt = 0;
     let sent = 0;
     for (let b = 0; sent < opts.requests; b++) {
       const n = Math.min(batch, opts.requests - sent);
@@ -341,14 +357,21 @@ export async function runFuzz(opts: {
       await Promise.all(Array.from({ length: opts.concurrency ?? 8 }, worker));
       sent += n;
       stats.requests = sent;
-      await health();
-      if (b === 1) {
-        // The start band: after the first thousand requests have loaded every lazy module.
+      const heap = await health();
+      if (stats.rssStart === 0 && sent >= warm) {
+        // The start band: once every lazy module is loaded and V8 and the allocator have sized themselves.
         stats.rssStart = rss(pid, "VmRSS");
+        stats.heapStart = heap;
       }
+      if (midAt === 0 && sent >= mid) {
+        stats.rssMid = rss(pid, "VmRSS");
+        midAt = sent;
+      }
+      stats.heapEnd = heap;
     }
     stats.rssPeak = rss(pid, "VmHWM");
     stats.rssEnd = rss(pid, "VmRSS");
+    if (midAt > 0 && sent > midAt) stats.rssGrowthPer10k = ((stats.rssEnd - stats.rssMid) / (sent - midAt)) * 10_000;
   } finally {
     stats.ms = Date.now() - t0;
     p.child.kill("SIGTERM");

@@ -26,7 +26,17 @@ const suites: Record<string, Suite> = {
     const ok = s.failureCount === 0 && s.healthFailures === 0 && s.rssEnd <= band;
     return {
       ok,
-      figures: { ...s, rssStart: mb(s.rssStart), rssPeak: mb(s.rssPeak), rssEnd: mb(s.rssEnd), rssBand: mb(band) },
+      figures: {
+        ...s,
+        rssStart: mb(s.rssStart),
+        rssMid: mb(s.rssMid),
+        rssPeak: mb(s.rssPeak),
+        rssEnd: mb(s.rssEnd),
+        rssBand: mb(band),
+        rssGrowthPer10k: mb(s.rssGrowthPer10k),
+        heapStart: mb(s.heapStart),
+        heapEnd: mb(s.heapEnd),
+      },
     };
   },
   async crash() {
