@@ -218,10 +218,10 @@ export class TurnManager implements TurnController {
     let reason: EndReason = "error";
     try {
       const msg = this.persistUser(t.sessionId, first);
-      emit({
-        type: "user_message",
-        message: { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq },
-      });
+      const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
+      // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
+      if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
+      emit({ type: "user_message", message });
       reason = await this.loop(t, emit);
     } catch (err) {
       reason = t.ac.signal.aborted ? "aborted" : "error";
@@ -251,7 +251,7 @@ export class TurnManager implements TurnController {
       const next = [...t.steering, ...t.followups];
       if (rec && next.length && reason === "stop") {
         const [head, ...rest] = next;
-        this.start(rec, head as QueuedMessage, undefined);
+        this.start(rec, { ...(head as QueuedMessage), fromQueue: true }, undefined);
         const nt = this.active.get(rec.id);
         nt?.followups.push(...rest);
       } else if (next.length && reason !== "aborted") {

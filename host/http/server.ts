@@ -155,6 +155,7 @@ function buildRouter(opts: HttpOptions): express.Router {
     // Each route's validators are compiled on its first request: compiling every schema up front costs the boot
     // (or the first request after plugins change) tens of milliseconds for routes that may never be called.
     let compiled: CompiledValidators | undefined;
+    const queryToken = entry.owner === "host" && route.queryToken === true;
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
     router[method](
@@ -162,7 +163,7 @@ function buildRouter(opts: HttpOptions): express.Router {
       async (req: Request, res: Response, next: NextFunction) => {
         try {
           compiled ??= compileRoute(route, opts.validateResponses);
-          await handle(route, compiled, parse, opts, req, res);
+          await handle(route, compiled, parse, opts, req, res, queryToken);
         } catch (err) {
           next(err);
         }
@@ -179,16 +180,20 @@ async function handle(
   opts: HttpOptions,
   req: Request,
   res: Response,
+  queryToken: boolean,
 ): Promise<void> {
+  const query = { ...(req.query as Record<string, unknown>) };
+  // The query token never reaches a handler (or anything it might log).
+  const tokenParam = query.token;
+  if (queryToken) delete query.token;
   let principal: Principal = { kind: "anonymous" };
   if (route.auth !== "public") {
-    const kind = opts.auth.authenticate(req);
+    const kind = opts.auth.authenticate(req) ?? (queryToken ? opts.auth.authenticateQuery(req, tokenParam) : null);
     if (!kind) throw new ApiError(401, "Authentication required");
     principal = { kind };
   }
   const params = { ...req.params } as Record<string, unknown>;
   if (v.params && !v.params(params)) throw ApiError.notFound(`Not found: ${describeErrors("path", v.params.errors)}`);
-  const query = { ...(req.query as Record<string, unknown>) };
   if (v.query && !v.query(query)) throw ApiError.badRequest(describeErrors("query", v.query.errors));
   let body: unknown;
   if (parse) {

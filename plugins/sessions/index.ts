@@ -1,4 +1,5 @@
 import {
+  type AnyRoute,
   DEFAULT_HISTORY_TURNS,
   definePlugin,
   defineRoute,
@@ -14,6 +15,8 @@ import {
   SessionSummarySchema,
   T,
 } from "../../core/index.js";
+
+import { transferRoutes } from "./transfer-routes.js";
 
 const CreateSessionRequest = T.Object(
   {
@@ -34,6 +37,14 @@ const CreateSessionRequest = T.Object(
 const CreateSessionResponse = T.Object(
   { id: T.String(), session: SessionSummarySchema },
   { title: "CreateSessionResponse" },
+);
+
+export const ForkSessionResponse = T.Object(
+  {
+    id: T.String({ description: "The new session's id" }),
+    session: SessionSchema,
+  },
+  { title: "ForkSessionResponse", description: "The new session in full, as GET /sessions/{id} returns it" },
 );
 
 const SessionPage = T.Object(
@@ -87,7 +98,7 @@ export default definePlugin({
     const svc = (): SessionService => ctx.services.get(SessionServiceToken);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
-    const routes = [
+    const routes: AnyRoute[] = [
       defineRoute({
         method: "GET",
         path: "/sessions",
@@ -178,8 +189,14 @@ export default definePlugin({
         tags,
         params: SessionIdParams,
         errors: [409],
-        responses: { 201: CreateSessionResponse },
-        handler: ({ params }) => created(svc().fork(params.id)),
+        responses: { 201: ForkSessionResponse },
+        handler: ({ params, apiBase }) => {
+          const fork = svc().fork(params.id);
+          return {
+            status: 201,
+            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, apiBase) },
+          };
+        },
       }),
       defineRoute({
         method: "POST",
@@ -267,6 +284,7 @@ export default definePlugin({
         },
       }),
     ];
+    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken)));
     for (const r of routes) ctx.routes.add(r);
   },
 });
