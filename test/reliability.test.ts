@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { EventBus, emptyUsage, SessionEventLog, silentLogger } from "../core/index.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import { rawRequest } from "./stress/http.js";
+import { deref, operations } from "./stress/openapi-ops.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
 
@@ -71,6 +72,31 @@ describe("reliability: defects found by fuzzing and stress", function () {
     expect((await d.get("/sessions?offset=0")).status).to.equal(200);
     // A NUL in a search ends an FTS5 string early: it separates words like a space (was a 500).
     expect((await d.get("/sessions?q=a%00b")).status).to.equal(200);
+  });
+
+  it("bounds every integer a request schema takes (path, query and body), in the served document", async () => {
+    const doc = (await d.get("/openapi.json")).body;
+    const unbounded: string[] = [];
+    const walk = (s0: unknown, where: string, depth = 0): void => {
+      const s = deref(doc, s0);
+      if (!s || typeof s !== "object" || depth > 30) return;
+      const numeric = s.type === "integer" || s.type === "number";
+      const fixed = s.const !== undefined || Array.isArray(s.enum);
+      if (numeric && !fixed && (s.minimum === undefined || s.maximum === undefined)) {
+        unbounded.push(where);
+      }
+      for (const k of ["anyOf", "oneOf", "allOf"]) for (const x of s[k] ?? []) walk(x, where, depth + 1);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${where}.${k}`, depth + 1);
+      if (s.items) walk(s.items, `${where}[]`, depth + 1);
+      if (s.additionalProperties && typeof s.additionalProperties === "object") {
+        walk(s.additionalProperties, `${where}{}`, depth + 1);
+      }
+    };
+    for (const op of operations(doc)) {
+      for (const p of op.params) walk(p.schema, `${op.method} ${op.path} ${p.in}:${p.name}`);
+      if (op.body) walk(op.body, `${op.method} ${op.path} body`);
+    }
+    expect(unbounded).to.deep.equal([]);
   });
 
   it("answers HEAD on both event streams with the headers and ends", async () => {
