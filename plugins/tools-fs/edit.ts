@@ -1,8 +1,9 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import {
   defineTool,
+  mkdirInside,
   readFileInside,
   T,
   type ToolDefinition,
@@ -122,7 +123,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
               "Check the path with glob, or create the file with write.",
             );
           }
-          await mkdir(path.dirname(abs), { recursive: true });
+          await mkdirInside(roots, path.dirname(abs));
           await writeFileInside(roots, abs, newString);
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
