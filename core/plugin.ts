@@ -64,7 +64,28 @@ export interface ContributionPoint<T> {
 /** The options a plugin gets: the static type of its `configSchema` (validated, defaults applied), else a record. */
 export type OptionsOf<S extends TSchema> = TSchema extends S ? Record<string, unknown> : Static<S>;
 
-export interface PluginContext<O = Record<string, unknown>> {
+/** A dependency the plugin works without: `ctx.deps.<key>` is undefined when nobody provides it. */
+export interface OptionalDep<T> {
+  readonly optional: ServiceToken<T>;
+}
+
+export function optional<T>(token: ServiceToken<T>): OptionalDep<T> {
+  return { optional: token };
+}
+
+/** The services a plugin declares it uses, by key: a token (required) or `optional(token)`. */
+export type DepsSpec = Record<string, ServiceToken<unknown> | OptionalDep<unknown>>;
+
+/** `ctx.deps` for a `DepsSpec`: each key typed by its token. */
+export type DepsOf<D> = {
+  readonly [K in keyof D]: D[K] extends OptionalDep<infer T>
+    ? T | undefined
+    : D[K] extends ServiceToken<infer T>
+      ? T
+      : never;
+};
+
+export interface PluginContext<O = Record<string, unknown>, D = Record<string, unknown>> {
   readonly id: string;
   readonly manifest: PluginManifest;
   readonly log: Logger;
@@ -82,6 +103,11 @@ export interface PluginContext<O = Record<string, unknown>> {
   readonly commands: ContributionPoint<SlashCommand>;
   readonly providers: ContributionPoint<Provider>;
   readonly services: ServiceAccess;
+  /**
+   * The services declared in the plugin's `deps`, typed, each resolved on first access (with the capability checks
+   * of `services.get`). A plugin that declares `deps` may `services.get` only those (and what it provides).
+   */
+  readonly deps: D;
   readonly events: {
     on<K extends keyof BusEvents>(type: K, handler: EventHandler<BusEvents[K]>): Disposable;
   };
@@ -89,25 +115,34 @@ export interface PluginContext<O = Record<string, unknown>> {
   onDispose(d: Disposable | (() => void)): void;
 }
 
-export interface Plugin<O = Record<string, unknown>> {
+export interface Plugin<O = Record<string, unknown>, D = Record<string, unknown>> {
   manifest: PluginManifest;
+  /** The services it uses, by token (Backstage's `deps`): typed in `ctx.deps`, required ones added to `requires`. */
+  deps?: DepsSpec;
   /** Synchronous and declarative: add contributions, provide services. */
-  register(ctx: PluginContext<O>): void;
+  register(ctx: PluginContext<O, D>): void;
   /** After every plugin registered, before the port opens. */
-  start?(ctx: PluginContext<O>): Promise<void> | void;
+  start?(ctx: PluginContext<O, D>): Promise<void> | void;
   /** Reverse order at shutdown (contributions are disposed by the host afterwards). */
-  stop?(ctx: PluginContext<O>): Promise<void> | void;
+  stop?(ctx: PluginContext<O, D>): Promise<void> | void;
 }
 
 /**
- * Declares a plugin. With `manifest.configSchema` (a TypeBox schema), `ctx.options` has the schema's static type:
+ * Declares a plugin. With `deps: {key: Token | optional(Token)}`, `ctx.deps.key` is the service, typed. With
+ * `manifest.configSchema` (a TypeBox schema), `ctx.options` has the schema's static type:
  * the loader validates `pluginOptions.<id>` against it (applying defaults) before `register`, and a plugin whose
  * options are invalid is not loaded.
  */
-export function definePlugin<S extends TSchema = TSchema>(
-  plugin: Plugin<OptionsOf<S>> & { manifest: PluginManifest & { configSchema?: S } },
+export function definePlugin<S extends TSchema = TSchema, D extends DepsSpec = Record<never, never>>(
+  plugin: Plugin<OptionsOf<S>, DepsOf<D>> & { manifest: PluginManifest & { configSchema?: S }; deps?: D },
 ): Plugin {
-  return plugin as unknown as Plugin;
+  const required = Object.values(plugin.deps ?? {})
+    .filter((d): d is ServiceToken<unknown> => !("optional" in d))
+    .map((t) => t.id);
+  if (!required.length) return plugin as unknown as Plugin;
+  // Required deps order the plugin after their providers and fail it cleanly when none is loaded.
+  const requires = [...new Set([...(plugin.manifest.requires ?? []), ...required])];
+  return { ...plugin, manifest: { ...plugin.manifest, requires } } as unknown as Plugin;
 }
 
 export type { CommandInvocation };

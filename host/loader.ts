@@ -338,18 +338,38 @@ export class PluginHost {
       }
       return view;
     };
+    // A plugin that declares `deps` may get only those (and what it provides itself): its manifest says it all.
+    const declared = entry.plugin?.deps
+      ? new Set([
+          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
+          ...(m.provides ?? []),
+        ])
+      : undefined;
     const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
+      if (declared && !declared.has(token.id)) {
+        throw new Error(`the service "${token.id}" is not declared in the plugin's deps`);
+      }
       const cap = deps.services.capabilityOf(token.id) ?? token.capability;
       if (cap) needCap(cap, `the service "${token.id}"`);
       const view = deps.services.has(token.id) ? viewOf(token as ServiceToken<unknown>) : undefined;
       if (view) return view as T;
       return optional ? deps.services.tryGet(token) : deps.services.get(token);
     };
+    const depValues: Record<string, unknown> = {};
+    for (const [key, dep] of Object.entries(entry.plugin?.deps ?? {})) {
+      const isOptional = "optional" in dep;
+      const token = isOptional ? dep.optional : dep;
+      Object.defineProperty(depValues, key, {
+        enumerable: true,
+        get: () => access(token, isOptional),
+      });
+    }
     return {
       id,
       manifest: m,
       log,
       options,
+      deps: Object.freeze(depValues),
       home: deps.home,
       dataDir() {
         needCap("storage", "ctx.dataDir()");

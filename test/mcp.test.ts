@@ -495,6 +495,7 @@ function fakeContext(raw: Record<string, unknown>) {
       },
       tryGet: get,
     },
+    deps: {},
     events: { on: () => toDisposable(() => {}) },
     onDispose: (d: Disposable | (() => void)) => disposables.push(typeof d === "function" ? toDisposable(d) : d),
   } satisfies PluginContext;

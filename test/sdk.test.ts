@@ -3,8 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
+  createToken,
   definePlugin,
   defineTool,
+  EventBus,
+  EventBusToken,
+  LoggerToken,
+  optional,
   type Plugin,
   T,
   type ToolDefinition,
@@ -18,6 +23,7 @@ import { BackgroundTasks } from "../plugins/tools-shell/tasks.js";
 import { createBashTool, DEFAULT_SHELL_LIMITS } from "../plugins/tools-shell/tools.js";
 import { createWebFetchTool } from "../plugins/tools-web/fetch-tool.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { startPluginHarness } from "../testing/harness.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
 
 const Params = T.Object({
@@ -151,6 +157,67 @@ describe("plugin SDK", () => {
       const bad = status.plugins.find((p: { id: string }) => p.id === "typed-bad");
       expect(bad.state).to.equal("failed");
       expect(bad.error).to.match(/pluginOptions\.typed-bad\.limit must be integer/);
+    });
+  });
+
+  describe("definePlugin with typed deps", () => {
+    interface Counter {
+      next(): number;
+    }
+    const CounterToken = createToken<Counter>("test-counter");
+    const provider = definePlugin({
+      manifest: { id: "counter", version: "1.0.0", description: "provides a counter", provides: [CounterToken.id] },
+      register(ctx) {
+        let n = 0;
+        ctx.services.provide(CounterToken, { next: () => ++n });
+      },
+    });
+
+    it("hands declared services typed in ctx.deps, after their providers, and refuses undeclared ones", async () => {
+      const seen: Record<string, unknown> = {};
+      const user = definePlugin({
+        manifest: { id: "counter-user", version: "1.0.0", description: "uses it" },
+        deps: { counter: CounterToken, bus: EventBusToken, extra: optional(createToken<string>("not-provided")) },
+        register(ctx) {
+          // Compile-time checks: each key has its token's type.
+          const n: number = ctx.deps.counter.next();
+          const extra: string | undefined = ctx.deps.extra;
+          // @ts-expect-error the bus is not a counter
+          void ctx.deps.bus.next;
+          seen.n = n;
+          seen.extra = extra;
+          seen.bus = ctx.deps.bus instanceof EventBus;
+          try {
+            ctx.services.get(LoggerToken);
+          } catch (err) {
+            seen.undeclared = (err as Error).message;
+          }
+        },
+      });
+      // The user is listed first; its required dep orders it after the provider.
+      const h = await startPluginHarness(provider, { plugins: [user], origin: "builtin" });
+      try {
+        expect(user.manifest.requires).to.include.members(["test-counter", "event-bus"]);
+        expect(seen).to.deep.include({ n: 1, extra: undefined, bus: true });
+        expect(seen.undeclared).to.match(/"logger" is not declared in the plugin's deps/);
+      } finally {
+        await h.stop();
+      }
+    });
+
+    it("fails a plugin whose required dep nobody provides, naming it", async () => {
+      const lonely = definePlugin({
+        manifest: { id: "lonely", version: "1.0.0", description: "needs a counter" },
+        deps: { counter: CounterToken },
+        register() {},
+      });
+      const h = await startPluginHarness(lonely, { allowFailure: true });
+      try {
+        expect(h.status().state).to.equal("failed");
+        expect(h.status().error).to.match(/requires "test-counter"/);
+      } finally {
+        await h.stop();
+      }
     });
   });
 });

@@ -109,6 +109,9 @@ export function registerPlugin(plugin: Plugin, opts: RegisterOptions = {}): Regi
       },
       tryGet: (token) => services.get(token.id) as never,
     },
+    deps: Object.fromEntries(
+      Object.entries(plugin.deps ?? {}).map(([key, d]) => [key, services.get("optional" in d ? d.optional.id : d.id)]),
+    ),
     events: { on: () => noop },
     onDispose: (d) => void disposers.push(typeof d === "function" ? d : () => d.dispose()),
   };
