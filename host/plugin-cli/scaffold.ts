@@ -1,8 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { CliIo } from "./commands.js";
 
 const NAME_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** This agentd's package folder (from dist/host/plugin-cli/): the scaffold's dev dependency links to it. */
+const AGENTD_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /**
  * `agentd plugin new <name>`: a plugin package with a typed tool, a route, a test that runs it through the real
@@ -43,7 +47,8 @@ function files(name: string, agentdVersion: string): Record<string, string> {
     scripts: { build: "tsc -p .", test: "tsc -p . && node --test dist/" },
     agentd: manifest,
     peerDependencies: { agentd: `>=${agentdVersion}` },
-    devDependencies: { agentd: `^${agentdVersion}`, typescript: "7.0.2", "@types/node": "20.19.43" },
+    // The agentd that generated it (the npm name "agentd" belongs to another package).
+    devDependencies: { agentd: `file:${AGENTD_ROOT}`, typescript: "7.0.2", "@types/node": "20.19.43" },
   };
   const tsconfig = {
     compilerOptions: {
