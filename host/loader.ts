@@ -1,6 +1,5 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Ajv } from "ajv";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
@@ -20,7 +19,8 @@ import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
 import type { ServiceToken } from "../core/tokens.js";
 import type { ServiceContainer } from "./container.js";
-import { loadAjv } from "./lazy.js";
+import { REGISTRY_TOKEN_IDS, RENAMED_CAPABILITIES, registryView } from "./plugin-access.js";
+import { PluginOptionsValidator } from "./plugin-options.js";
 import type { PluginSource } from "./plugin-sources.js";
 
 export interface Registries {
@@ -65,16 +65,6 @@ interface Entry {
   denied: Capability[];
 }
 
-/** Capability names of earlier versions, for a helpful message. */
-const RENAMED: Record<string, Capability> = {
-  "routes.public": "public-routes",
-  "secrets.read": "secrets",
-  "shell.exec": "process",
-  "net.fetch": "network",
-  "fs.read": "filesystem",
-  "fs.write": "filesystem",
-};
-
 const ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 export interface PluginHostDeps {
@@ -96,7 +86,7 @@ export interface PluginHostDeps {
  */
 export class PluginHost {
   private readonly entries: Entry[] = [];
-  private ajv: Ajv | undefined;
+  private readonly optionsValidator = new PluginOptionsValidator();
 
   constructor(private readonly deps: PluginHostDeps) {}
 
@@ -119,7 +109,9 @@ export class PluginHost {
       if (m.capabilities !== undefined && !Array.isArray(m.capabilities)) {
         this.fail(entry, `the manifest's "capabilities" must be an array of names`);
       } else if (badCap !== undefined) {
-        const hint = RENAMED[String(badCap)] ? ` (now called "${RENAMED[String(badCap)]}")` : "";
+        const hint = RENAMED_CAPABILITIES[String(badCap)]
+          ? ` (now called "${RENAMED_CAPABILITIES[String(badCap)]}")`
+          : "";
         this.fail(
           entry,
           `unknown capability "${String(badCap)}"${hint}; known: ${Object.keys(CAPABILITIES).join(", ")}`,
@@ -291,7 +283,7 @@ export class PluginHost {
     const scope = entry.scope;
     const log = deps.log.child({ plugin: id });
     const thirdParty = entry.source.origin !== "builtin";
-    const options = this.validateOptions(m, deps.options[id] ?? {}, !thirdParty);
+    const options = this.optionsValidator.validate(m, deps.options[id] ?? {}, !thirdParty);
     const needCap = (cap: Capability, what: string) => {
       if (entry.held.has(cap)) return;
       if (entry.denied.includes(cap)) {
@@ -398,91 +390,6 @@ export class PluginHost {
       },
     };
   }
-
-  private thirdPartyAjv(): Ajv {
-    this.ajv ??= newAjv(true);
-    return this.ajv;
-  }
-
-  private validateOptions(m: PluginManifest, raw: object, builtin: boolean): Record<string, unknown> {
-    if (!m.configSchema) return raw as Record<string, unknown>;
-    const copy = structuredClone(raw) as Record<string, unknown>;
-    if (isEmptyPlainObject(copy) && acceptsEmptyAsIs(m.configSchema)) return copy;
-    const validate = (builtin ? builtinAjv() : this.thirdPartyAjv()).compile(m.configSchema);
-    if (!validate(copy)) {
-      const e = validate.errors?.[0];
-      throw new Error(
-        `pluginOptions.${m.id}${e?.instancePath.replace(/\//g, ".") ?? ""} ${e?.message ?? "is invalid"}`,
-      );
-    }
-    return copy;
-  }
-}
-
-const EMPTY_SAFE_KEYS = new Set(["type", "properties", "additionalProperties", "description", "title", "$comment"]);
-
-function isEmptyPlainObject(v: object): boolean {
-  return Object.getPrototypeOf(v) === Object.prototype && Object.keys(v).length === 0;
-}
-
-/**
- * True when Ajv (with useDefaults) would accept `{}` and leave it unchanged: an object schema with no required
- * keys, no other constraints and no property defaults. Plugins without configured options skip loading and
- * compiling with Ajv at boot.
- */
-function acceptsEmptyAsIs(schema: object): boolean {
-  const s = schema as Record<string, unknown>;
-  if (s.type !== "object" || !Object.keys(s).every((k) => EMPTY_SAFE_KEYS.has(k))) return false;
-  const props = s.properties;
-  if (props === undefined) return true;
-  if (typeof props !== "object" || props === null) return false;
-  return Object.values(props).every(
-    (p) => typeof p === "boolean" || (typeof p === "object" && p !== null && !("default" in p)),
-  );
-}
-
-function newAjv(validateSchema: boolean): Ajv {
-  return new (loadAjv().Ajv)({ strict: false, useDefaults: true, validateSchema });
-}
-
-let sharedBuiltinAjv: Ajv | undefined;
-
-/**
- * Built-in option schemas are known-good TypeBox schemas: checking them against the JSON Schema meta-schema
- * (compiling the meta-schema costs ~30 ms at every cold start) would only ever pass. One instance serves every
- * daemon in the process, so each built-in schema is compiled once (Ajv caches by schema object).
- */
-function builtinAjv(): Ajv {
-  sharedBuiltinAjv ??= newAjv(false);
-  return sharedBuiltinAjv;
-}
-
-/** Host registry token ids and the registry each names. */
-const REGISTRY_TOKEN_IDS: Record<string, keyof Registries> = {
-  tools: "tools",
-  personas: "personas",
-  themes: "themes",
-  commands: "commands",
-  providers: "providers",
-  routes: "routes",
-};
-
-/** Reads of the registry; `add` only under the plugin's own id, through its checked contribution point. */
-function registryView<T>(reg: Registry<T>, point: ContributionPoint<T>, owner: string): RegistryView<T> {
-  return Object.freeze({
-    kind: reg.kind,
-    add(by: string, item: T) {
-      if (by !== owner) throw new Error(`plugin "${owner}" can add ${reg.kind}s only under its own id`);
-      return point.add(item);
-    },
-    get: (key: string) => reg.get(key),
-    has: (key: string) => reg.has(key),
-    ownerOf: (key: string) => reg.ownerOf(key),
-    list: () => reg.list(),
-    entries: () => reg.entries(),
-    countBy: (o: string) => reg.countBy(o),
-    onChange: (fn: () => void) => reg.onChange(fn),
-  });
 }
 
 function camel(id: string): string {
