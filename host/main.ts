@@ -157,6 +157,50 @@ program
   .option("--rotate", "create a new token (the running daemon picks it up)")
   .action((o: { rotate?: boolean }) => token({ ...o, home: program.opts().home }));
 
+// The terminal client (clients/terminal) is loaded only when one of its commands runs, so `serve` never loads it.
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const exitWith = (code: number) => {
+  process.exitCode = code;
+};
+const home = () => program.opts().home as string | undefined;
+
+program
+  .command("run")
+  .description("run one turn non-interactively: the answer on stdout, tool activity on stderr")
+  .argument("[prompt...]", "the prompt (read from stdin when absent or -)")
+  .option("--session <id>", "use this session")
+  .option("-c, --continue", "use the most recent session of the directory")
+  .option("--cwd <dir>", "working directory of a new session (default: the current one)")
+  .option("--persona <name>", "persona of a new session")
+  .option("--model <id>", "model of a new session")
+  .option("--json", "print every event as one JSON line on stdout")
+  .option("-y, --yes", "allow dangerous commands (denied otherwise)")
+  .option("--answer <value>", "answer to a question the agent asks (repeat once per question)", collect)
+  .action(async (prompt: string[], o: Record<string, unknown>) => {
+    const { runCommand } = await import("../clients/terminal/run.js");
+    exitWith(await runCommand(prompt, { ...o, home: home() }));
+  });
+
+program
+  .command("sessions")
+  .description("list the sessions, most recent first")
+  .option("--json", "machine-readable output")
+  .option("--limit <n>", "how many (default 50)", (v) => Number(v))
+  .action(async (o: { json?: boolean; limit?: number }) => {
+    const { sessionsCommand } = await import("../clients/terminal/sessions.js");
+    exitWith(await sessionsCommand({ ...o, home: home() }));
+  });
+
+program
+  .command("attach")
+  .description("watch a session live (Ctrl-C detaches)")
+  .argument("<id>", "session id")
+  .option("--json", "print every event as one JSON line")
+  .action(async (id: string, o: { json?: boolean }) => {
+    const { attachCommand } = await import("../clients/terminal/sessions.js");
+    exitWith(await attachCommand(id, { ...o, home: home() }));
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`agentd: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
