@@ -165,6 +165,20 @@ const exitWith = (code: number) => {
 const home = () => program.opts().home as string | undefined;
 
 program
+  .command("chat", { isDefault: true })
+  .description("the interactive terminal client (the default command on a terminal)")
+  .argument("[prompt...]", "a first message to send")
+  .option("--session <id>", "resume this session")
+  .option("-c, --continue", "resume the most recent session of the directory")
+  .option("--cwd <dir>", "working directory of a new session (default: the current one)")
+  .option("--persona <name>", "persona of a new session")
+  .option("--model <id>", "model of a new session")
+  .action(async (prompt: string[], o: Record<string, unknown>) => {
+    const { chatCommand } = await import("../clients/terminal/chat.js");
+    exitWith(await chatCommand(prompt, { ...o, home: home() }));
+  });
+
+program
   .command("run")
   .description("run one turn non-interactively: the answer on stdout, tool activity on stderr")
   .argument("[prompt...]", "the prompt (read from stdin when absent or -)")

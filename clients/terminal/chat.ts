@@ -1,0 +1,16 @@
+/**
+ * `agentd chat` / `agentd` on a terminal: the interactive client. Without a terminal (a pipe, CI) it behaves like
+ * `agentd run`. The UI (Ink + React) is imported only here, so the other commands start without it.
+ */
+import { connect, openSession, type SessionChoice } from "./connect.js";
+import { EXIT } from "./format.js";
+import { runCommand } from "./run.js";
+
+export async function chatCommand(words: string[], opts: SessionChoice): Promise<number> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return runCommand(words, opts);
+  const conn = await connect(opts.home);
+  const { id } = await openSession(conn, opts);
+  const { startApp } = await import("./ui/start.js");
+  await startApp({ conn, sessionId: id, firstPrompt: words.join(" ").trim() || undefined });
+  return EXIT.ok;
+}
