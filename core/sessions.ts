@@ -9,6 +9,7 @@ import type { EventBus, SessionEvent } from "./events.js";
 import type { Registry } from "./registry.js";
 import {
   emptyUsage,
+  type ProjectTrustPrompt,
   type SessionMode,
   type SessionRecord,
   type SessionStatus,
@@ -92,6 +93,24 @@ export class SessionService {
   }
 
   private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
+  private trustProbe: (cwd: string) => ProjectTrustPrompt | undefined = () => undefined;
+
+  /**
+   * Lets the project plugin say which sessions wait for a trust decision: the prompt is then part of every
+   * summary, of GET /sessions/{id} and of the first frame of the session's stream, so late clients see it.
+   */
+  setProjectTrustProbe(probe: (cwd: string) => ProjectTrustPrompt | undefined): void {
+    this.trustProbe = probe;
+  }
+
+  /** The pending trust prompt of a working directory, if any (a failing probe never breaks a listing). */
+  projectTrust(cwd: string): ProjectTrustPrompt | undefined {
+    try {
+      return this.trustProbe(cwd);
+    } catch {
+      return undefined;
+    }
+  }
 
   /** Lets the project plugin accept global and (trusted) project personas at creation, not only registered ones. */
   setPersonaResolver(visible: (name: string, cwd: string) => boolean): void {
@@ -164,6 +183,8 @@ export class SessionService {
     };
     if (rec.title) s.title = rec.title;
     if (rec.pinned) s.pinned = true;
+    const trust = this.projectTrust(rec.cwd);
+    if (trust) s.projectTrust = trust;
     return s;
   }
 
@@ -192,6 +213,8 @@ export class SessionService {
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
+    const trust = this.projectTrust(rec.cwd);
+    if (trust) v.projectTrust = trust;
     return v;
   }
 
@@ -218,6 +241,8 @@ export class SessionService {
       ...this.turns.pending(id),
     };
     if (startedAt !== null) frame.startedAt = startedAt;
+    const trust = this.projectTrust(rec.cwd);
+    if (trust) frame.projectTrust = trust;
     return frame;
   }
 
@@ -286,6 +311,19 @@ export class SessionService {
   /** Publishes an event on the session's stream (and its audit trail). */
   publish(id: string, event: SessionEvent): number {
     return this.events.publish(id, event);
+  }
+
+  /** The last sequence number given out on the session's stream (0 when none). */
+  lastSeq(id: string): number {
+    return this.events.currentSeq(id);
+  }
+
+  /**
+   * Writes every published event to the store now (one synchronous transaction) instead of at the end of the
+   * tick: for the steps that must be durable before they are acknowledged (a turn's start before its 202).
+   */
+  commit(): void {
+    this.events.flushAll();
   }
 
   /**

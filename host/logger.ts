@@ -19,6 +19,8 @@ const REDACT = [
   "headers.cookie",
   "req.headers.authorization",
   "req.headers.cookie",
+  "query.token",
+  "req.query.token",
 ];
 
 export interface LoggerOptions {

@@ -441,10 +441,14 @@ export interface components {
       ok: true;
       /** @description The command that ran (an alias answers with its command's name) */
       command: string;
-      /** @description A readable outcome for the composer */
-      message?: string;
-      /** @description Structured data of the command (lists for pickers, ids, ...) */
-      result?: unknown;
+      /** @description The readable outcome, to show as is */
+      result: string;
+      /** @description The same text as result (kept for clients of the first shape) */
+      message: string;
+      /** @description Structured data of the command (lists for pickers, ids, the new value of a setting) */
+      data?: {
+        [key: string]: unknown;
+      };
     };
     /** CreateSessionRequest */
     CreateSessionRequest: {
@@ -548,6 +552,15 @@ export interface components {
     /** EventHistory */
     EventHistory: {
       events: components["schemas"]["AuditEvent"][];
+    };
+    /**
+     * ForkSessionResponse
+     * @description The new session in full, as GET /sessions/{id} returns it
+     */
+    ForkSessionResponse: {
+      /** @description The new session's id */
+      id: string;
+      session: components["schemas"]["Session"];
     };
     /** FsEntry */
     FsEntry: {
@@ -749,6 +762,17 @@ export interface components {
       /** @description Project files that were skipped, and why */
       problems: string[];
     };
+    /**
+     * ProjectTrustPrompt
+     * @description The session's project has local resources and no trust decision yet; absent once decided (either way)
+     */
+    ProjectTrustPrompt: {
+      /** @constant */
+      required: true;
+      /** @description The project root; decide with POST /projects/trust {cwd: path, trusted} */
+      path: string;
+      resources: components["schemas"]["ProjectResources"];
+    };
     /** ProjectTrustRecord */
     ProjectTrustRecord: {
       path: string;
@@ -830,6 +854,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       [key: string]: unknown;
     };
     /** SessionPage */
@@ -856,6 +881,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      projectTrust?: components["schemas"]["ProjectTrustPrompt"];
     };
     /** SessionUsage */
     SessionUsage: {
@@ -888,15 +914,21 @@ export interface components {
     };
     /** SlashCommand */
     SlashCommand: {
-      /** @description With the leading slash */
+      /** @description With the leading slash; aliases are listed as entries of their own */
       name: string;
       description: string;
+      /** @description For an alias: the command it runs */
+      aliasOf?: string;
       aliases?: string[];
+      /** @description What to type after the name, e.g. "[N|reset]"; "" when none */
+      argumentHint: string;
       takesArgs: boolean;
       /** @description Refused with 409 while a turn runs */
       blocking: boolean;
       /** @description Also accepted without a session (POST /settings/command) */
       global: boolean;
+      /** @description Where it works: in a session (POST /sessions/{id}/command), globally, or both */
+      scope: "session" | "global" | "both";
     };
     /** SshHost */
     SshHost: {
@@ -2265,6 +2297,10 @@ export interface operations {
   /** Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events */
   streamSession: {
     parameters: {
+      query?: {
+        /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
+        token?: string;
+      };
       path: {
         /** @description Session id */
         id: string;
@@ -2275,6 +2311,12 @@ export interface operations {
       200: {
         content: {
           "text/event-stream": components["schemas"]["WebEvent"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -2422,10 +2464,10 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Success */
+      /** @description The new session in full, as GET /sessions/{id} returns it */
       201: {
         content: {
-          "application/json": components["schemas"]["CreateSessionResponse"];
+          "application/json": components["schemas"]["ForkSessionResponse"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -3590,11 +3632,23 @@ export interface operations {
   };
   /** Server-sent events for all sessions: session_created, session_update, session_deleted */
   streamAllSessions: {
+    parameters: {
+      query?: {
+        /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
+        token?: string;
+      };
+    };
     responses: {
       /** @description text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`) */
       200: {
         content: {
           "text/event-stream": components["schemas"]["WebEvent"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */

@@ -6,12 +6,13 @@ import {
   ProjectContextToken,
   ProjectTrustToken,
   SessionServiceToken,
+  SessionStoreToken,
   SettingsToken,
   T,
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes, trustStatus } from "./routes.js";
+import { projectRoutes, trustPrompt, trustStatus } from "./routes.js";
 import { hasAny } from "./scan.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
@@ -123,13 +124,24 @@ export default definePlugin({
       if (rec) askTrust(sessionId, rec.cwd);
     });
     ctx.events.on("session.deleted", ({ sessionId }) => asked.delete(sessionId));
+
+    // A decision (either way) clears the prompt of every session of that project: one session_update each, on its
+    // own stream and on the all-sessions feed.
+    ctx.onDispose(
+      trust.onChange((root) => {
+        const svc = sessions();
+        for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
+          if (trust.projectRoot(rec.cwd) === root) svc.announce("session_update", rec);
+        }
+      }),
+    );
   },
   start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
     // Global and trusted project personas are valid at session creation, not only registered ones.
-    ctx.services
-      .get(SessionServiceToken)
-      .setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
+    const svc = ctx.services.get(SessionServiceToken);
+    svc.setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
+    svc.setProjectTrustProbe((cwd) => trustPrompt(state.trust, state.resources, cwd));
   },
 });

@@ -3,6 +3,7 @@ import {
   definePlugin,
   defineRoute,
   HistoryPageFields,
+  MAX_SEQ,
   OkSchema,
   SessionIdParams,
   type SessionRecord,
@@ -35,6 +36,14 @@ const CreateSessionResponse = T.Object(
   { title: "CreateSessionResponse" },
 );
 
+const ForkSessionResponse = T.Object(
+  {
+    id: T.String({ description: "The new session's id" }),
+    session: SessionSchema,
+  },
+  { title: "ForkSessionResponse", description: "The new session in full, as GET /sessions/{id} returns it" },
+);
+
 const SessionPage = T.Object(
   {
     sessions: T.Array(SessionSummarySchema),
@@ -48,7 +57,7 @@ const SessionPage = T.Object(
 const ListQuery = T.Object({
   q: T.Optional(T.String({ maxLength: 500, description: "Text search over titles and message text" })),
   limit: T.Optional(T.Integer({ minimum: 1, maximum: 200, description: "Page size (default 50)" })),
-  offset: T.Optional(T.Integer({ minimum: 0, description: "Default 0" })),
+  offset: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Default 0" })),
 });
 
 const TurnsQuery = T.Object({
@@ -58,7 +67,7 @@ const TurnsQuery = T.Object({
 });
 
 const HistoryQuery = T.Object({
-  before: T.Integer({ minimum: 0, description: "Page strictly before this message seq" }),
+  before: T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Page strictly before this message seq" }),
   turns: T.Optional(T.Integer({ minimum: 1, maximum: 100000 })),
 });
 
@@ -177,8 +186,14 @@ export default definePlugin({
         tags,
         params: SessionIdParams,
         errors: [409],
-        responses: { 201: CreateSessionResponse },
-        handler: ({ params }) => created(svc().fork(params.id)),
+        responses: { 201: ForkSessionResponse },
+        handler: ({ params, apiBase }) => {
+          const fork = svc().fork(params.id);
+          return {
+            status: 201,
+            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, apiBase) },
+          };
+        },
       }),
       defineRoute({
         method: "POST",
@@ -249,7 +264,7 @@ export default definePlugin({
         tags: ["events"],
         params: SessionIdParams,
         query: T.Object({
-          after: T.Optional(T.Integer({ minimum: 0, description: "Only events with seq > after" })),
+          after: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Only events with seq > after" })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: AUDIT_PAGE })),
         }),
         responses: { 200: T.Object({ events: T.Array(StoredEventSchema) }, { title: "EventHistory" }) },
