@@ -81,6 +81,12 @@ export async function runTurn(
 
   const onEvent = (ev: StreamEvent) => {
     if (opts.json) out.write(`${JSON.stringify(ev)}\n`);
+    if (!posted && ev.projectTrust && !opts.json) {
+      const t = ev.projectTrust as { path?: string };
+      err.write(
+        `note: ${t.path} has project-local resources (rules, skills, MCP...) that load only once it is trusted; this turn runs without them (decide in \`agentd chat\`)\n`,
+      );
+    }
     opened();
     if (!posted) return;
     switch (ev.type) {

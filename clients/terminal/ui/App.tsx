@@ -39,7 +39,7 @@ const LOCAL_COMMANDS: Suggestion[] = [
 
 const REPRINT = 300;
 
-type SessionDetail = Schemas["Session"] & { projectTrust?: { required?: boolean; path?: string; resources?: unknown } };
+type SessionDetail = Schemas["Session"];
 
 /** The terminal width; a resize reprints the transcript (see start.tsx), re-wrapped to the new width. */
 function useWidth(onResize: () => void): number {
@@ -152,21 +152,10 @@ export function App(props: AppProps) {
       if (s.messages.length > 0) await loadMarkdown().catch(() => {});
       if (closed) return;
       store.load(s as never);
-      store.trustRequired = undefined;
-      if (s.projectTrust && typeof s.projectTrust.required === "boolean") {
-        if (s.projectTrust.required)
-          store.trustRequired = {
-            path: String(s.projectTrust.path ?? s.cwd),
-            resources: (s.projectTrust.resources ?? {}) as Record<string, string[]>,
-          };
-      } else {
-        const t = await api.GET("/api/v1/projects/trust", { params: { query: { cwd: s.cwd } } });
-        if (t.data && t.data.decidedAt === null && t.data.hasLocalResources)
-          store.trustRequired = {
-            path: t.data.path,
-            resources: t.data.resources as unknown as Record<string, string[]>,
-          };
-      }
+      // The daemon says when the project awaits a trust decision (the first frame says it again).
+      store.trustRequired = s.projectTrust
+        ? { path: s.projectTrust.path, resources: s.projectTrust.resources as unknown as Record<string, string[]> }
+        : undefined;
       store.changed();
       sub.current = subscribe(
         conn,
@@ -244,27 +233,9 @@ export function App(props: AppProps) {
         store.note((r.error as { error?: string } | undefined)?.error ?? `HTTP ${r.response.status}`, "error");
         return;
       }
-      const reply = r.data as Schemas["CommandResponse"] & { data?: unknown };
-      const text = typeof reply.result === "string" ? reply.result : reply.message;
-      const data = (reply.data ?? (typeof reply.result === "string" ? undefined : reply.result)) as
-        | Record<string, unknown>
-        | undefined;
-      if (text) store.note(text, "info");
-      else if (Array.isArray(data))
-        store.note(
-          data
-            .map((x) =>
-              typeof x === "string"
-                ? x
-                : String((x as Record<string, unknown>).id ?? (x as Record<string, unknown>).name ?? JSON.stringify(x)),
-            )
-            .join("\n"),
-          "info",
-        );
-      const forked =
-        data && typeof data === "object" && !Array.isArray(data)
-          ? (data.sessionId ?? (data as { id?: unknown }).id)
-          : undefined;
+      const reply = r.data;
+      if (reply.result) store.note(reply.result, "info");
+      const forked = reply.data?.sessionId;
       if (reply.command === "/fork" && typeof forked === "string") switchTo(forked);
     },
     [api, sessionId, store, switchTo],

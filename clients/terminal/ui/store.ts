@@ -177,6 +177,7 @@ export class SessionView {
         }
         if (ev.planTransition) this.plan = ev.planTransition as PlanTransition;
         if (Array.isArray(ev.todos)) this.todos = ev.todos as Todo[];
+        if (ev.lastSeq !== undefined) this.trustRequired = trustPrompt(ev.projectTrust);
         break;
       }
       case "user_message": {
@@ -280,12 +281,11 @@ export class SessionView {
       case "compaction":
         this.add({ kind: "note", text: `compacted ${ev.messagesCompacted ?? "older"} messages`, tone: "dim" });
         break;
-      case "steering_injected":
-      case "followup_injected": {
+      case "steering_injected": {
+        // Queued messages (followup_injected) show as the user_message that follows; steering has none.
         const msgs = Array.isArray(ev.messages) ? (ev.messages as unknown[]) : [];
         const texts = msgs.map((m) => (typeof m === "string" ? m : String((m as { content?: unknown }).content ?? "")));
-        const label = ev.type === "steering_injected" ? "steered" : "queued message sent";
-        this.add({ kind: "note", text: `${label}: ${texts.join(" / ")}`, tone: "info" });
+        this.add({ kind: "note", text: `the agent read: ${texts.join(" / ")}`, tone: "info" });
         break;
       }
       case "end": {
@@ -308,6 +308,8 @@ export class SessionView {
           if (s.mode) this.session.mode = s.mode;
           if (s.model) this.session.model = s.model;
           if (s.persona) this.session.persona = s.persona;
+          // Decided elsewhere (another client): the prompt goes away.
+          if (!("projectTrust" in s)) this.trustRequired = undefined;
         }
         break;
       }
@@ -338,4 +340,10 @@ export function describeResources(resources: Record<string, unknown>): string[] 
   return Object.entries(resources)
     .filter(([, v]) => Array.isArray(v) && v.length > 0)
     .map(([k, v]) => `${labels[k] ?? k}: ${(v as string[]).join(", ")}`);
+}
+
+function trustPrompt(v: unknown): SessionView["trustRequired"] {
+  if (!v || typeof v !== "object") return undefined;
+  const t = v as { path?: unknown; resources?: unknown };
+  return { path: String(t.path ?? ""), resources: (t.resources ?? {}) as Record<string, string[]> };
 }
