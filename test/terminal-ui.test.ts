@@ -195,6 +195,18 @@ describe("terminal client: interactive, in tmux", function () {
     for (const l of after.split("\n")) expect(l.length, l).to.be.at.most(60);
   });
 
+  it("says when the daemon goes away, follows it when it is back (new port) and resumes the stream", async () => {
+    const p = await open();
+    const home = d.home;
+    await d.stop();
+    await p.waitFor("connection to the daemon lost");
+    d = await startTestDaemon({ home, config: { provider: { baseURL: fake.url, apiKey: "k", model: "fake-model" } } });
+    await p.waitFor("reconnected", 20_000);
+    fake.script(text("Back again."));
+    await send(p, "still there?");
+    await p.waitFor("Back again.");
+  });
+
   it("Ctrl-C twice quits and says how to resume", async () => {
     const p = await open();
     const id = await sessionId();

@@ -14,9 +14,15 @@ export interface DaemonConnection {
   url: string;
   token: string;
   home: string;
+  /** Always talks to the current daemon: after `refresh` it follows a restarted daemon to its new address. */
   api: Api;
   /** True when this call started the daemon. */
   started: boolean;
+  /**
+   * Re-reads `server.json`: when a (restarted) daemon answers there under another address or token, the
+   * connection follows it. True when the daemon of the home answers.
+   */
+  refresh(): Promise<boolean>;
 }
 
 interface ServerJson {
@@ -95,13 +101,27 @@ export interface AttachOptions {
 /** Attaches to the home's daemon, starting it in the background when none runs. */
 export async function attachDaemon(opts: AttachOptions = {}): Promise<DaemonConnection> {
   const home = resolveClientHome(opts.home);
-  const connect = (info: ServerJson, started: boolean): DaemonConnection => ({
-    url: info.url,
-    token: info.token,
-    home,
-    started,
-    api: createApi({ baseUrl: info.url, token: info.token }),
-  });
+  const connect = (info: ServerJson, started: boolean): DaemonConnection => {
+    let client = createApi({ baseUrl: info.url, token: info.token });
+    const conn: DaemonConnection = {
+      url: info.url,
+      token: info.token,
+      home,
+      started,
+      api: new Proxy({} as Api, { get: (_target, key) => Reflect.get(client, key) }),
+      async refresh() {
+        const now = await reachable(home);
+        if (!now) return false;
+        if (now.url !== conn.url || now.token !== conn.token) {
+          conn.url = now.url;
+          conn.token = now.token;
+          client = createApi({ baseUrl: now.url, token: now.token });
+        }
+        return true;
+      },
+    };
+    return conn;
+  };
   const running = await reachable(home);
   if (running) return connect(running, false);
   if (opts.start === false)

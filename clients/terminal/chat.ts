@@ -8,9 +8,13 @@ import { runCommand } from "./run.js";
 
 export async function chatCommand(words: string[], opts: SessionChoice): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) return runCommand(words, opts);
+  // Keys typed while the daemon is reached must not be echoed by the terminal; Ink reads them once it is up.
+  process.stdin.setRawMode(true);
   const conn = await connect(opts.home);
   const { id } = await openSession(conn, opts);
   const { startApp } = await import("./ui/start.js");
   await startApp({ conn, sessionId: id, firstPrompt: words.join(" ").trim() || undefined });
+  process.stdin.setRawMode(false);
+  process.stdin.pause();
   return EXIT.ok;
 }

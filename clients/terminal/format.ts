@@ -61,6 +61,11 @@ export function toolLine(name: string, rawArgs: unknown): string {
     case "web_search":
       what = str("query") ?? "";
       break;
+    case "todo_write":
+      what = Array.isArray(a.todos)
+        ? `${(a.todos as Array<{ status?: string }>).filter((t) => t.status === "completed").length}/${a.todos.length} done`
+        : "";
+      break;
     case "question":
       what = Array.isArray(a.questions)
         ? oneLine((a.questions as Array<{ question?: string }>).map((q) => q.question ?? "").join(" / "), 80)
@@ -83,8 +88,9 @@ export interface ToolResultLike {
 /** The first line of a failed tool's result, for the line under its tool line. */
 export function toolError(result: ToolResultLike | undefined): string {
   const text = typeof result?.content === "string" ? result.content : "";
-  const code = result?.error?.code ? `${result.error.code}: ` : "";
-  return `${code}${oneLine(text.split("\n")[0] ?? "", 160)}`;
+  const first = oneLine(text.split("\n")[0] ?? "", 160);
+  const code = result?.error?.code;
+  return code && !first.includes(code) ? `${code}: ${first}` : first;
 }
 
 /** The last `n` non-empty lines of a running command's output. */

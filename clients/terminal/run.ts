@@ -58,6 +58,7 @@ export async function runTurn(
   let lastOut = "\n";
   let interrupts = 0;
   let posted = false;
+  let down = false;
 
   const write = (s: string) => {
     if (!s) return;
@@ -168,7 +169,9 @@ export async function runTurn(
 
   const sub = subscribe(conn, id, onEvent, {
     onState: (s) => {
-      if (s === "reconnecting") err.write("agentd: connection to the daemon lost, reconnecting…\n");
+      if (s === "reconnecting" && !down) err.write("agentd: connection to the daemon lost, reconnecting…\n");
+      else if (s === "open" && down) err.write("agentd: reconnected\n");
+      down = s === "reconnecting";
     },
   });
   const onSigint = () => {

@@ -454,7 +454,11 @@ export function App(props: AppProps) {
           active={decision === null}
           history={props.history.list}
           placeholder={
-            store.running ? " steer the agent, or Esc to abort" : " ask anything; / for commands, @ for files"
+            store.running
+              ? queueMode
+                ? " queue a message for after this turn · Ctrl+T: steer instead · Esc aborts"
+                : " steer the agent · Ctrl+T: queue instead · Esc aborts"
+              : " ask anything; / for commands, @ for files"
           }
           onSubmit={onSubmit}
           complete={complete}

@@ -26,20 +26,16 @@ export function ItemView({ item, width, showThinking }: { item: Item; width: num
       );
     case "thinking": {
       const lines = item.text.split("\n");
+      const room = Math.max(10, width - 40);
+      const text = showThinking
+        ? item.text
+        : `${(lines[0] ?? "").slice(0, room)}${lines.length > 1 || (lines[0]?.length ?? 0) > room ? ` … (${lines.length} lines; Ctrl+O shows)` : ""}`;
       return (
         <Box marginTop={1}>
-          {showThinking ? (
-            <Text dimColor italic>
-              ∴ {item.text}
-            </Text>
-          ) : (
-            <Text dimColor italic>
-              ∴ {lines[0]?.slice(0, Math.max(10, width - 40))}
-              {lines.length > 1 || (lines[0]?.length ?? 0) > width - 40
-                ? ` … (${lines.length} lines; Ctrl+O shows)`
-                : ""}
-            </Text>
-          )}
+          <Text dimColor>∴ </Text>
+          <Text dimColor italic>
+            {text}
+          </Text>
         </Box>
       );
     }
@@ -159,8 +155,7 @@ export function StatusLine(props: {
   const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
   const left = `${props.persona} · ${props.mode} · ${props.model}`;
   const parts = [`ctx ${k(props.promptTokens)}`, `${k(props.totalTokens)} tok`];
-  if (props.running)
-    parts.push(`● running ${elapsed}s · Enter ${props.queueMode ? "queues" : "steers"} (Ctrl+T) · Esc aborts`);
+  if (props.running) parts.unshift(`● ${elapsed}s${props.queueMode ? " · queueing" : ""}`);
   return (
     <Box flexDirection="column">
       <Box justifyContent="space-between" width={props.width - 1}>

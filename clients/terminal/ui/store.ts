@@ -295,8 +295,10 @@ export class SessionView {
         this.tools.clear();
         this.confirmations = [];
         const reason = String(ev.reason);
+        const last = this.items.at(-1);
         if (reason === "aborted") this.add({ kind: "note", text: "turn aborted", tone: "warn" });
-        else if (reason === "error") this.add({ kind: "note", text: "turn ended with an error", tone: "error" });
+        else if (reason === "error" && !(last?.kind === "note" && last.tone === "error"))
+          this.add({ kind: "note", text: "turn ended with an error", tone: "error" });
         else if (reason === "disconnected")
           this.add({ kind: "note", text: "the provider's stream broke off (partial answer kept)", tone: "warn" });
         break;
