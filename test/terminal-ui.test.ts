@@ -195,6 +195,25 @@ describe("terminal client: interactive, in tmux", function () {
     for (const l of after.split("\n")) expect(l.length, l).to.be.at.most(60);
   });
 
+  it("recalls input history with ↑ across runs and completes @paths with Tab", async () => {
+    writeFileSync(join(cwd, "main.ts"), "export {};\n");
+    const first = await open();
+    await send(first, "first message");
+    await first.waitFor("Hello from the fake provider.");
+    await first.keys("C-c");
+    await first.keys("C-c");
+    await first.waitFor("Pane is dead");
+    await first.kill();
+    const p = await open();
+    await p.keys("Up");
+    await p.waitFor((s) => /› first message\s*$/m.test(s));
+    await p.keys("C-u");
+    await p.type("look at @mai");
+    await p.waitFor("@main.ts");
+    await p.keys("Tab");
+    await p.waitFor((s) => /› look at @main\.ts\s*$/m.test(s));
+  });
+
   it("says when the daemon goes away, follows it when it is back (new port) and resumes the stream", async () => {
     const p = await open();
     const home = d.home;
