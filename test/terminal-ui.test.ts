@@ -195,6 +195,33 @@ describe("terminal client: interactive, in tmux", function () {
     for (const l of after.split("\n")) expect(l.length, l).to.be.at.most(60);
   });
 
+  it("offers the finished plan: approving it switches to build, turns its steps into todos and starts building", async () => {
+    const p = await open();
+    const id = await sessionId();
+    await send(p, "/plan");
+    await p.waitFor(/default · plan ·/);
+    fake.script(
+      tools([
+        {
+          name: "write",
+          args: { path: `.agentd/plans/${id}/plan.md`, content: "# Plan\n\n## Steps\n- [ ] add the cache\n" },
+        },
+      ]),
+      tools([{ name: "plan_done", args: { summary: "Add a cache" } }]),
+      text("Building it now."),
+    );
+    await send(p, "plan a cache");
+    await p.waitFor("The plan is ready.");
+    expect(await p.screen())
+      .to.include("Approve and build")
+      .and.include("Add a cache");
+    await p.keys("Enter");
+    await p.waitFor("Building it now.");
+    const screen = await p.waitFor(/default · build ·/);
+    expect(screen).to.include("☐ add the cache");
+    expect((await d.get(`/sessions/${id}`)).body.mode).to.equal("build");
+  });
+
   it("recalls input history with ↑ across runs and completes @paths with Tab", async () => {
     writeFileSync(join(cwd, "main.ts"), "export {};\n");
     const first = await open();
