@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-import "reflect-metadata";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
-import { ConfigError, resolveHome } from "./config.js";
-import { type Daemon, DaemonStartError, startDaemon, VERSION } from "./daemon.js";
-import { FatalPluginError } from "./loader.js";
+import type { Daemon } from "./daemon.js";
 import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
+
+// The daemon's modules load only for `serve`: the clients' commands start without them.
+const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -54,6 +56,9 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGHUP", () => daemon?.reloadToken());
+  const { ConfigError } = await import("./config.js");
+  const { DaemonStartError, startDaemon } = await import("./daemon.js");
+  const { FatalPluginError } = await import("./loader.js");
   try {
     daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
   } catch (err) {
@@ -71,6 +76,7 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
 }
 
 async function status(opts: { home?: string; json?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   const alive = info ? await verifiedDaemon(info) : false;
@@ -89,6 +95,7 @@ async function status(opts: { home?: string; json?: boolean }): Promise<void> {
 }
 
 async function stop(opts: { home?: string; timeout: number }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   if (!info || !(await verifiedDaemon(info))) {
@@ -109,6 +116,7 @@ async function stop(opts: { home?: string; timeout: number }): Promise<void> {
 }
 
 async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   if (opts.rotate) {
     rotateToken(home);

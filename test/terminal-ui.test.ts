@@ -108,7 +108,7 @@ describe("terminal client: interactive, in tmux", function () {
     );
     const p = await open();
     await send(p, "set up storage");
-    await p.waitFor("Which database?");
+    await p.waitFor("Other (type an answer)"); // the picker (the tool line names the question too)
     await p.keys("Down");
     await p.keys("Enter");
     await p.waitFor("SQLite it is.");

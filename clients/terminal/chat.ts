@@ -10,9 +10,11 @@ export async function chatCommand(words: string[], opts: SessionChoice): Promise
   if (!process.stdin.isTTY || !process.stdout.isTTY) return runCommand(words, opts);
   // Keys typed while the daemon is reached must not be echoed by the terminal; Ink reads them once it is up.
   process.stdin.setRawMode(true);
+  // Loading the UI (Ink, React, the layout engine) and reaching the daemon overlap.
+  const ui = import("./ui/start.js");
   const conn = await connect(opts.home);
   const { id } = await openSession(conn, opts);
-  const { startApp } = await import("./ui/start.js");
+  const { startApp } = await ui;
   await startApp({ conn, sessionId: id, firstPrompt: words.join(" ").trim() || undefined });
   process.stdin.setRawMode(false);
   process.stdin.pause();

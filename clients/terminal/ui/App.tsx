@@ -14,6 +14,7 @@ import { loadMarkdown } from "../markdown.js";
 import { Composer, type Suggestion } from "./Composer.js";
 import { ConfirmPrompt, PlanPrompt, QuestionPrompt, TrustPrompt } from "./Decisions.js";
 import * as ed from "./editor.js";
+import type { KeyHandler } from "./keys.js";
 import { Picker } from "./Picker.js";
 import { describeResources, SessionView } from "./store.js";
 import { ItemView, LiveView, Rule, StatusLine, TodoList } from "./Transcript.js";
@@ -38,6 +39,8 @@ const LOCAL_COMMANDS: Suggestion[] = [
 ];
 
 const REPRINT = 300;
+/** Events are applied in batches: one render per batch (Ink draws at most 30 frames a second anyway). */
+const FLUSH_MS = 30;
 
 type SessionDetail = Schemas["Session"];
 
@@ -79,12 +82,14 @@ export function App(props: AppProps) {
   const [queueMode, setQueueMode] = useState(false);
   const [link, setLink] = useState<"open" | "reconnecting">("open");
   const [quitArmed, setQuitArmed] = useState(false);
+  const quitArmedRef = useRef(false);
   const [clearToken, setClearToken] = useState(0);
   const [showThinking, setShowThinking] = useState(false);
   const [ready, setReady] = useState(false);
   const commands = useRef<Schemas["SlashCommand"][]>([]);
   const pendingPrompt = useRef(props.firstPrompt);
   const sub = useRef<Subscription | undefined>(undefined);
+  const keys = useRef<KeyHandler | undefined>(undefined);
   /** Messages typed before the session's stream is live are sent once it is (nothing is lost at start-up). */
   const early = useRef<string[]>([]);
   const [live, setLive] = useState(false);
@@ -169,7 +174,7 @@ export function App(props: AppProps) {
             return;
           }
           queue.push(ev);
-          timer ??= setTimeout(flush, 16);
+          timer ??= setTimeout(flush, FLUSH_MS);
         },
         {
           onState: (state) => {
@@ -320,14 +325,20 @@ export function App(props: AppProps) {
   }, [api, sessionId, store, fail]);
 
   useInput((input, key) => {
+    // Ctrl-C pressed twice quickly can arrive as one chunk.
+    if (input.length > 1 && [...input].every((c) => c === "\u0003")) return quit();
     if (key.ctrl && input === "c") {
-      if (quitArmed) return quit();
+      if (quitArmedRef.current) return quit();
+      quitArmedRef.current = true;
       setQuitArmed(true);
       setClearToken((n) => n + 1);
-      setTimeout(() => setQuitArmed(false), 2000);
+      setTimeout(() => {
+        quitArmedRef.current = false;
+        setQuitArmed(false);
+      }, 2000);
       return;
     }
-    if (key.ctrl && input === "t") setQueueMode((q) => !q);
+    if (key.ctrl && input === "t") return setQueueMode((q) => !q);
     if (key.ctrl && input === "o") {
       setShowThinking((v) => !v);
       const last = [...store.items].reverse().find((i) => i.kind === "thinking");
@@ -335,7 +346,9 @@ export function App(props: AppProps) {
         store.add({ kind: "thinking", text: last.text });
         store.changed();
       }
+      return;
     }
+    keys.current?.(input, key);
   });
 
   const answerConfirmation = (id: string, allow: boolean) => {
@@ -397,6 +410,7 @@ export function App(props: AppProps) {
   if (picker) {
     decision = (
       <Picker
+        keys={keys}
         title="Switch to a session"
         items={picker.map((x) => ({
           label: `${x.title ?? "(untitled)"}`,
@@ -413,6 +427,7 @@ export function App(props: AppProps) {
   } else if (store.trustRequired) {
     decision = (
       <TrustPrompt
+        keys={keys}
         path={store.trustRequired.path}
         resources={describeResources(store.trustRequired.resources)}
         onChoice={chooseTrust}
@@ -421,6 +436,7 @@ export function App(props: AppProps) {
   } else if (confirmation) {
     decision = (
       <ConfirmPrompt
+        keys={keys}
         key={confirmation.id}
         confirmation={confirmation}
         onAnswer={(allow) => answerConfirmation(confirmation.id, allow)}
@@ -428,10 +444,15 @@ export function App(props: AppProps) {
     );
   } else if (store.question) {
     decision = (
-      <QuestionPrompt key={store.question.id} questions={store.question.questions} onAnswer={answerQuestion} />
+      <QuestionPrompt
+        keys={keys}
+        key={store.question.id}
+        questions={store.question.questions}
+        onAnswer={answerQuestion}
+      />
     );
   } else if (store.plan) {
-    decision = <PlanPrompt plan={store.plan} onChoice={choosePlan} />;
+    decision = <PlanPrompt keys={keys} plan={store.plan} onChoice={choosePlan} />;
   }
 
   return (
@@ -452,6 +473,7 @@ export function App(props: AppProps) {
         <Rule width={width} />
         <Composer
           active={decision === null}
+          keys={keys}
           history={props.history.list}
           placeholder={
             store.running

@@ -3,9 +3,16 @@
  * history at the first/last line, Tab completes (slash commands and their arguments, @paths), long pastes
  * collapse to a chip that is expanded when sent.
  */
-import { Box, Text, useInput } from "ink";
+import { Box, type Key, Text } from "ink";
 import { useEffect, useRef, useState } from "react";
 import * as ed from "./editor.js";
+import type { KeyRoute } from "./keys.js";
+
+// Control characters other than tab, newline and carriage return (a pasted text keeps those).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it splits at
+const CONTROL_OR_TEXT = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+/g;
 
 export interface Suggestion {
   label: string;
@@ -15,6 +22,7 @@ export interface Suggestion {
 
 export interface ComposerProps {
   active: boolean;
+  keys: KeyRoute;
   history: readonly string[];
   placeholder: string;
   onSubmit(text: string, raw: string): void;
@@ -107,8 +115,19 @@ export function Composer(props: ComposerProps) {
     }
   };
 
-  useInput(
-    (input, key) => {
+  const handle = (input: string, key: Key) => {
+    // Keys typed faster than they are read arrive as one chunk ("\x15look", "ab\x7f"): take them one by one.
+    if (!key.ctrl && input.length > 1 && CONTROL.test(input)) {
+      for (const part of input.match(CONTROL_OR_TEXT) ?? []) {
+        const code = part.charCodeAt(0);
+        if (part.length > 1 || (code >= 0x20 && code !== 0x7f)) handle(part, { ...key, ctrl: false });
+        else if (code === 0x7f || code === 0x08) handle("", { ...key, backspace: true });
+        else if (code === 0x09) handle("", { ...key, tab: true });
+        else handle(String.fromCharCode(code + 96), { ...key, ctrl: true });
+      }
+      return;
+    }
+    {
       const edit = current.current;
       if (key.ctrl && (input === "c" || input === "t" || input === "o")) return; // the app's keys
       if (key.tab) {
@@ -159,15 +178,16 @@ export function Composer(props: ComposerProps) {
         else submitText(typed.text);
         return;
       }
-      const text = input.replace(/\r\n?/g, "\n");
+      const text = input.replace(/\r\n?/g, "\n").replace(new RegExp(CONTROL.source, "g"), "");
+      if (!text) return;
       if (text.length > 1 && ed.isLongPaste(text)) {
         const label = ed.chipLabel(++pasteCount.current, text);
         chips.current.set(label, text);
         set(ed.insert(edit, label));
       } else set(ed.insert(edit, text));
-    },
-    { isActive: props.active },
-  );
+    }
+  };
+  if (props.active) props.keys.current = handle;
 
   const lines = edit.text.split("\n");
   let offset = 0;

@@ -1,13 +1,15 @@
 /** Decisions shown inline in place of the composer: confirmation, questions, plan transition, project trust. */
 import { useState } from "react";
 import type { QuestionSpec } from "../format.js";
+import type { KeyRoute } from "./keys.js";
 import { Picker } from "./Picker.js";
 import type { Confirmation, PlanTransition } from "./store.js";
 
-export function ConfirmPrompt(props: { confirmation: Confirmation; onAnswer(allow: boolean): void }) {
+export function ConfirmPrompt(props: { keys: KeyRoute; confirmation: Confirmation; onAnswer(allow: boolean): void }) {
   const c = props.confirmation;
   return (
     <Picker
+      keys={props.keys}
       title={`Run this ${c.tool === "ssh" ? "remote " : ""}command?`}
       detail={[`$ ${c.command}`, `why asked: ${c.reason}`]}
       color="yellow"
@@ -22,7 +24,11 @@ export function ConfirmPrompt(props: { confirmation: Confirmation; onAnswer(allo
 }
 
 /** Asks the questions one after the other, then answers them all at once (one value per question). */
-export function QuestionPrompt(props: { questions: QuestionSpec[]; onAnswer(values: Array<string | string[]>): void }) {
+export function QuestionPrompt(props: {
+  keys: KeyRoute;
+  questions: QuestionSpec[];
+  onAnswer(values: Array<string | string[]>): void;
+}) {
   const [answers, setAnswers] = useState<Array<string | string[]>>([]);
   const i = answers.length;
   const q = props.questions[i];
@@ -30,6 +36,7 @@ export function QuestionPrompt(props: { questions: QuestionSpec[]; onAnswer(valu
   const total = props.questions.length;
   return (
     <Picker
+      keys={props.keys}
       key={i}
       title={`${total > 1 ? `(${i + 1}/${total}) ` : ""}${q.question}`}
       items={q.options.map((o) => ({ label: o.label, value: o.value, hint: o.description }))}
@@ -45,9 +52,10 @@ export function QuestionPrompt(props: { questions: QuestionSpec[]; onAnswer(valu
   );
 }
 
-export function PlanPrompt(props: { plan: PlanTransition; onChoice(approve: boolean): void }) {
+export function PlanPrompt(props: { keys: KeyRoute; plan: PlanTransition; onChoice(approve: boolean): void }) {
   return (
     <Picker
+      keys={props.keys}
       title="The plan is ready."
       detail={[props.plan.path ? `plan: ${props.plan.path}` : "", props.plan.summary ?? ""].filter(Boolean)}
       color="green"
@@ -60,9 +68,15 @@ export function PlanPrompt(props: { plan: PlanTransition; onChoice(approve: bool
   );
 }
 
-export function TrustPrompt(props: { path: string; resources: string[]; onChoice(trust: boolean): void }) {
+export function TrustPrompt(props: {
+  keys: KeyRoute;
+  path: string;
+  resources: string[];
+  onChoice(trust: boolean): void;
+}) {
   return (
     <Picker
+      keys={props.keys}
       title={`Trust the project ${props.path}?`}
       detail={[
         "It has local resources that load only in a trusted project:",

@@ -1,6 +1,7 @@
 /** A list to choose from with ↑/↓ and Enter (Space toggles in a multi-select); optionally a free-text answer. */
-import { Box, Text, useInput } from "ink";
+import { Box, Text } from "ink";
 import { useRef, useState } from "react";
+import type { KeyRoute } from "./keys.js";
 
 /** State whose latest value is also readable at once (keys arriving in one tick see each other's effect). */
 function useLatest<T>(initial: T): [T, (v: T) => void, { current: T }] {
@@ -20,6 +21,8 @@ export interface PickerItem {
 }
 
 export interface PickerProps {
+  /** Where the app's single key handler sends keys (set while this picker is shown). */
+  keys: KeyRoute;
   title: string;
   detail?: string[];
   items: PickerItem[];
@@ -41,7 +44,7 @@ export function Picker(props: PickerProps) {
   const [chosen, setChosen, chosenRef] = useLatest<Set<string>>(new Set());
   const [typing, setTyping, typingRef] = useLatest<string | undefined>(undefined);
 
-  useInput((input, key) => {
+  props.keys.current = (input, key) => {
     const index = indexRef.current;
     const chosen = chosenRef.current;
     const typing = typingRef.current;
@@ -76,7 +79,7 @@ export function Picker(props: PickerProps) {
       if (v === OTHER) setTyping("");
       else props.onSubmit([v]);
     }
-  });
+  };
 
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={props.color ?? "cyan"} paddingX={1}>

@@ -7,6 +7,9 @@ import type { StreamEvent } from "../../api/events.js";
 import { type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
 import { splitFinished } from "../markdown.js";
 
+/** Characters of a streaming block kept live before its finished lines are printed. */
+const LIVE_MAX = 3000;
+
 export type Tone = "dim" | "info" | "warn" | "error" | "ok";
 
 export type Item =
@@ -192,7 +195,12 @@ export class SessionView {
           this.liveThinking = "";
         }
         this.liveText += String(ev.text ?? "");
-        const [done, rest] = splitFinished(this.liveText);
+        let [done, rest] = splitFinished(this.liveText);
+        // A very long block without a blank line: print its finished lines anyway, so the live part stays small.
+        if (!done && rest.length > LIVE_MAX && !/^\s*(```|~~~)/m.test(rest)) {
+          const cut = rest.lastIndexOf("\n");
+          if (cut > 0) [done, rest] = [rest.slice(0, cut), rest.slice(cut + 1)];
+        }
         if (done.trim()) {
           this.add({ kind: "assistant", text: done });
           this.liveText = rest;
