@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -59,6 +59,25 @@ describe("terminal client: agentd run / sessions / attach", function () {
     const r = run([], "explain this\nfile\n");
     expect(await r.exited).to.equal(0);
     expect(lastUserText()).to.equal("explain this\nfile");
+  });
+
+  it("agentd chat (and plain agentd) without a terminal behave like agentd run", async () => {
+    fake.script(text("piped answer"), text("stdin answer"));
+    const chat = agentd(d.home, ["chat", "--cwd", cwd, "hello"]);
+    expect(await chat.exited).to.equal(0);
+    expect(chat.stdout()).to.equal("piped answer\n");
+    const bare = agentd(d.home, [], { stdin: "from a pipe", cwd });
+    expect(await bare.exited).to.equal(0);
+    expect(bare.stdout()).to.equal("stdin answer\n");
+    expect(lastUserText()).to.equal("from a pipe");
+  });
+
+  it("says so when the project awaits a trust decision (the turn runs without its local resources)", async () => {
+    writeFileSync(join(cwd, "AGENTS.md"), "Be brief.");
+    fake.script(text("ok"));
+    const r = run(["hi"]);
+    expect(await r.exited).to.equal(0);
+    expect(r.stderr()).to.include("has project-local resources").and.include("agentd chat");
   });
 
   it("exits 2 with a usage message when there is no prompt", async () => {

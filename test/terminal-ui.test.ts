@@ -241,6 +241,21 @@ describe("terminal client: interactive, in tmux", function () {
     await p.waitFor((s) => /› look at @main\.ts\s*$/m.test(s));
   });
 
+  it("collapses a long paste to a chip and sends it in full", async () => {
+    const p = await open();
+    const long = Array.from({ length: 10 }, (_, i) => `pasted line ${i}`).join("\n");
+    await p.paste(long);
+    await p.waitFor("[Pasted text #1 +10 lines]");
+    await p.type(" explain");
+    await p.keys("Enter");
+    await p.waitFor("Hello from the fake provider.");
+    const user = fake.requests
+      .at(-1)
+      ?.messages.filter((m) => m.role === "user")
+      .at(-1);
+    expect(user?.content).to.equal(`${long} explain`);
+  });
+
   it("says when the daemon goes away, follows it when it is back (new port) and resumes the stream", async () => {
     const p = await open();
     const home = d.home;

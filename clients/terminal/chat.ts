@@ -18,5 +18,7 @@ export async function chatCommand(words: string[], opts: SessionChoice): Promise
   await startApp({ conn, sessionId: id, firstPrompt: words.join(" ").trim() || undefined });
   process.stdin.setRawMode(false);
   process.stdin.pause();
-  return EXIT.ok;
+  // Quit means quit: an idle keep-alive socket or a late completion request must not hold the terminal.
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  process.exit(EXIT.ok);
 }

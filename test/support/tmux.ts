@@ -97,6 +97,12 @@ export class TmuxPane {
     await this.tmux("send-keys", "-t", this.name, "-l", text);
   }
 
+  /** Pastes text as a terminal does (one chunk, lines separated by carriage returns). */
+  async paste(text: string): Promise<void> {
+    await this.tmux("set-buffer", "-b", "agentd-test", "--", text);
+    await this.tmux("paste-buffer", "-b", "agentd-test", "-d", "-t", this.name);
+  }
+
   async resize(width: number, height: number): Promise<void> {
     await this.tmux("resize-window", "-t", this.name, "-x", String(width), "-y", String(height));
   }

@@ -90,6 +90,7 @@ export function App(props: AppProps) {
   const pendingPrompt = useRef(props.firstPrompt);
   const sub = useRef<Subscription | undefined>(undefined);
   const keys = useRef<KeyHandler | undefined>(undefined);
+  const contextWindows = useRef(new Map<string, number>());
   /** Messages typed before the session's stream is live are sent once it is (nothing is lost at start-up). */
   const early = useRef<string[]>([]);
   const [live, setLive] = useState(false);
@@ -99,6 +100,12 @@ export function App(props: AppProps) {
   useEffect(() => {
     void loadMarkdown().then(
       () => store.changed(),
+      () => {},
+    );
+    api.GET("/api/v1/models/cached").then(
+      (r) => {
+        for (const m of r.data ?? []) if (m.contextWindow) contextWindows.current.set(m.id, m.contextWindow);
+      },
       () => {},
     );
     api.GET("/api/v1/commands").then(
@@ -492,6 +499,7 @@ export function App(props: AppProps) {
           mode={s?.mode ?? ""}
           model={s?.model ?? ""}
           promptTokens={store.promptTokens}
+          contextWindow={contextWindows.current.get(s?.model ?? "")}
           totalTokens={store.totalTokens}
           running={store.running}
           startedAt={store.startedAt}

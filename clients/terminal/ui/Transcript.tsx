@@ -141,6 +141,8 @@ export function StatusLine(props: {
   mode: string;
   model: string;
   promptTokens: number;
+  /** The model's context window, when the provider says. */
+  contextWindow?: number;
   totalTokens: number;
   running: boolean;
   startedAt?: number;
@@ -152,9 +154,13 @@ export function StatusLine(props: {
   const tick = useTick(props.running, 1000);
   void tick;
   const elapsed = props.running && props.startedAt ? Math.max(0, Math.round((Date.now() - props.startedAt) / 1000)) : 0;
-  const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
+  const k = (n: number) =>
+    n >= 100_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
   const left = `${props.persona} · ${props.mode} · ${props.model}`;
-  const parts = [`ctx ${k(props.promptTokens)}`, `${k(props.totalTokens)} tok`];
+  const ctx = props.contextWindow
+    ? `ctx ${k(props.promptTokens)}/${k(props.contextWindow)} (${Math.round((100 * props.promptTokens) / props.contextWindow)}%)`
+    : `ctx ${k(props.promptTokens)}`;
+  const parts = [ctx, `${k(props.totalTokens)} tok`];
   if (props.running) parts.unshift(`● ${elapsed}s${props.queueMode ? " · queueing" : ""}`);
   return (
     <Box flexDirection="column">
