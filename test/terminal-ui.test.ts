@@ -38,7 +38,8 @@ describe("terminal client: interactive, in tmux", function () {
 
   const open = async (args: string[] = [], size = { width: 100, height: 30 }) => {
     pane = await TmuxPane.start([process.execPath, MAIN, "--home", d.home, "chat", ...args], { cwd, ...size });
-    await pane.waitFor("ask anything");
+    // The composer, and the session loaded (its header printed).
+    await pane.waitFor((s) => s.includes("ask anything") && s.includes("· session "));
     return pane;
   };
   const send = async (p: TmuxPane, message: string) => {

@@ -39,6 +39,10 @@ const LOCAL_COMMANDS: Suggestion[] = [
 ];
 
 const REPRINT = 300;
+const LOCAL_HELP =
+  "This client also has: /sessions (switch session), /new (new session here), /exit. Keys: Enter sends (steers while " +
+  "a turn runs; Ctrl+T queues instead), Alt+Enter or Ctrl+J new line, Tab completes, Esc aborts, Ctrl+O thinking, " +
+  "Ctrl-C twice quits.";
 /** Events are applied in batches: one render per batch (Ink draws at most 30 frames a second anyway). */
 const FLUSH_MS = 30;
 
@@ -247,6 +251,7 @@ export function App(props: AppProps) {
       }
       const reply = r.data;
       if (reply.result) store.note(reply.result, "info");
+      if (reply.command === "/help") store.note(LOCAL_HELP, "info");
       const forked = reply.data?.sessionId;
       if (reply.command === "/fork" && typeof forked === "string") switchTo(forked);
     },

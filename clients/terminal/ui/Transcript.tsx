@@ -32,7 +32,9 @@ export function ItemView({ item, width, showThinking }: { item: Item; width: num
         : `${(lines[0] ?? "").slice(0, room)}${lines.length > 1 || (lines[0]?.length ?? 0) > room ? ` … (${lines.length} lines; Ctrl+O shows)` : ""}`;
       return (
         <Box marginTop={1}>
-          <Text dimColor>∴ </Text>
+          <Box width={2} flexShrink={0}>
+            <Text dimColor>∴</Text>
+          </Box>
           <Text dimColor italic>
             {text}
           </Text>
@@ -51,10 +53,16 @@ export function ItemView({ item, width, showThinking }: { item: Item; width: num
       );
     case "note":
       return (
-        <Text color={toneColor[item.tone]} dimColor={item.tone === "dim"}>
-          {item.tone === "warn" ? "⚠ " : item.tone === "error" ? "✗ " : "· "}
-          {item.text}
-        </Text>
+        <Box>
+          <Box width={2} flexShrink={0}>
+            <Text color={toneColor[item.tone]} dimColor={item.tone === "dim"}>
+              {item.tone === "warn" ? "⚠" : item.tone === "error" ? "✗" : "·"}
+            </Text>
+          </Box>
+          <Text color={toneColor[item.tone]} dimColor={item.tone === "dim"}>
+            {item.text}
+          </Text>
+        </Box>
       );
   }
 }
