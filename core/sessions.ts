@@ -24,7 +24,9 @@ export interface SessionDefaults {
   /** Model for new sessions when the request names none. */
   model(): string;
   /** Persona for new sessions when the request names none. */
-  persona: string;
+  persona(): string;
+  /** Initial meta of new sessions (daemon-wide defaults such as the permission mode). */
+  meta?(): Record<string, unknown>;
   /** Directory for new sessions when the request names none. */
   cwd: string;
   /** Where `cwd: "sandbox"` sessions get their scratch directory. */
@@ -133,7 +135,7 @@ export class SessionService {
   }
 
   create(input: CreateSessionInput): SessionRecord {
-    const personaName = input.persona ?? this.defaults.persona;
+    const personaName = input.persona ?? this.defaults.persona();
     const id = newSessionId();
     const isSandbox = input.cwd === "sandbox";
     const cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
@@ -156,7 +158,7 @@ export class SessionService {
       usage: emptyUsage(),
       createdAt: now,
       updatedAt: now,
-      meta: {},
+      meta: this.defaults.meta?.() ?? {},
     };
     this.store.createSession(rec);
     this.announce("session_created", rec);
@@ -165,10 +167,19 @@ export class SessionService {
 
   list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
     const { sessions, total } = this.store.listSessions(query);
-    return { sessions: sessions.map((s) => this.summary(s)), total };
+    // Sessions share directories: ask for each directory's trust prompt once per listing.
+    const prompts = new Map<string, ProjectTrustPrompt | undefined>();
+    const trustOf = (cwd: string) => {
+      if (!prompts.has(cwd)) prompts.set(cwd, this.projectTrust(cwd));
+      return prompts.get(cwd);
+    };
+    return { sessions: sessions.map((s) => this.summary(s, trustOf)), total };
   }
 
-  summary(rec: SessionRecord): SessionSummary {
+  summary(
+    rec: SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
+  ): SessionSummary {
     const s: SessionSummary = {
       id: rec.id,
       persona: rec.persona,
@@ -183,7 +194,7 @@ export class SessionService {
     };
     if (rec.title) s.title = rec.title;
     if (rec.pinned) s.pinned = true;
-    const trust = this.projectTrust(rec.cwd);
+    const trust = trustOf(rec.cwd);
     if (trust) s.projectTrust = trust;
     return s;
   }

@@ -113,6 +113,24 @@ describe("client contract: trust prompt for late clients, query token, fork, com
     for (const c of [feed, first, second, late]) c.close();
   });
 
+  it("announces a trust prompt that appears on a re-scan (resources added to an undecided project)", async () => {
+    const plain = realpathSync(mkdtempSync(join(tmpdir(), "agentd-plain-")));
+    try {
+      const id = await d.createSession({ cwd: plain });
+      expect((await d.get(`/sessions/${id}`)).body).to.not.have.property("projectTrust");
+      const feed = await d.sse("/sessions/events");
+      await feed.waitForType("connected");
+      writeFileSync(join(plain, "AGENTS.md"), "new instructions");
+      expect((await d.post("/projects/reload")).status).to.equal(200);
+      const update = await feed.waitFor((f) => f.json?.type === "session_update" && f.json.sessionId === id);
+      expect(update.json.session.projectTrust).to.deep.include({ required: true, path: plain });
+      expect(update.json.session.projectTrust.resources.contextFiles).to.deep.equal(["AGENTS.md"]);
+      feed.close();
+    } finally {
+      rmSync(plain, { recursive: true, force: true });
+    }
+  });
+
   it("accepts the token in the query on the two event streams only, and never logs it", async () => {
     const id = await d.createSession({ cwd: d.home });
     const token = d.token;

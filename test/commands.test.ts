@@ -148,8 +148,9 @@ describe("slash commands (commands plugin)", function () {
       expect(undo.body.error).to.match(/requires an active session/);
       expect((await global("/nosuchcommand")).status).to.equal(400);
       expect((await global("hello")).status).to.equal(400);
-      expect((await global("/model other")).status).to.equal(400);
-      expect((await global("/permissions bypass")).status).to.equal(400);
+      // Global forms change daemon-wide defaults (test/settings-file.test.ts); bad arguments are still 400.
+      expect((await global("/permissions sometimes")).status).to.equal(400);
+      expect((await global("/turn-cap 5")).status).to.equal(400);
     });
   });
 

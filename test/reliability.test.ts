@@ -1,30 +1,7 @@
-import { request } from "node:http";
 import { expect } from "chai";
+import { rawRequest } from "./stress/http.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
-
-/** A raw HTTP request (no URL normalisation, any method and headers), answered with status, headers and body. */
-export function rawRequest(
-  base: string,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: Buffer | string,
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 /** The defects the reliability audit found (issue 14), each checked black-box against the real daemon. */
 describe("reliability: defects found by fuzzing and stress", function () {

@@ -148,6 +148,13 @@ export interface paths {
     /** The session's durable event audit trail (deltas are not part of it) */
     get: operations["getSessionEventHistory"];
   };
+  "/api/v1/sessions/{id}/export": {
+    /**
+     * The whole conversation with tool calls and results, as JSON (re-importable) or Markdown
+     * @description format=json (default) answers a SessionExport that POST /sessions/import turns back into a session; format=markdown answers text/markdown for people. Streamed, so large sessions are never held in memory.
+     */
+    get: operations["exportSession"];
+  };
   "/api/v1/sessions/{id}/followup": {
     /** Queue a message to run after the current turn (starts a turn when idle) */
     post: operations["followup"];
@@ -247,6 +254,13 @@ export interface paths {
     /** Server-sent events for all sessions: session_created, session_update, session_deleted */
     get: operations["streamAllSessions"];
   };
+  "/api/v1/sessions/import": {
+    /**
+     * Create a session from a JSON export (GET /sessions/{id}/export), with the same messages
+     * @description The session gets a new id; its working directory is the exported one when it exists here, else the default; an unknown persona falls back to the default one. Session settings (permission mode, turn cap) are not imported.
+     */
+    post: operations["importSession"];
+  };
   "/api/v1/settings/appearance": {
     /** Appearance settings shared by every client */
     get: operations["getAppearance"];
@@ -259,6 +273,13 @@ export interface paths {
      * @description Only commands marked global in GET /commands; the others answer 400 (Command requires an active session).
      */
     post: operations["runGlobalCommand"];
+  };
+  "/api/v1/settings/provider": {
+    /**
+     * Verify a provider endpoint (and key), then save it as the daemon's provider (settings.json)
+     * @description Probes <baseURL>/models as POST /provider/verify does; 400 with the provider's reason when it fails, and nothing is saved. Applies to the next model call, without a restart. The key is never returned or logged.
+     */
+    put: operations["setProvider"];
   };
   "/api/v1/settings/reasoning-options": {
     /** Reasoning choices for the default model on the configured provider */
@@ -415,6 +436,14 @@ export interface components {
       reasoningDialect: string;
       memoryEnabled: boolean;
       showReasoning: boolean;
+      /** @description Permission mode of new sessions */
+      permissionMode: "default" | "bypass";
+      /** @description Default per-turn model-call cap */
+      maxTurnIterations: number;
+      /** @description Reasoning level of new sessions (null: model default) */
+      reasoning: string | null;
+      /** @description Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has no value, only its source (see hasApiKey) */
+      settings: Record<string, never>;
       features: {
         memory: boolean;
         web: boolean;
@@ -553,6 +582,38 @@ export interface components {
     EventHistory: {
       events: components["schemas"]["AuditEvent"][];
     };
+    /** ExportedMessage */
+    ExportedMessage: {
+      role: "system" | "user" | "assistant" | "tool";
+      content: string | null | (({
+          /** @constant */
+          type: "text";
+          text: string;
+        } | {
+          /** @constant */
+          type: "image_url";
+          image_url: {
+            url: string;
+          };
+        })[]);
+      toolCalls?: {
+          id: string;
+          name: string;
+          /** @description Raw JSON from the model */
+          arguments: string;
+        }[];
+      toolCallId?: string;
+      toolName?: string;
+      thinking?: string;
+      clientMessageId?: string;
+      /** @description Part of what is sent to the model (false after compaction or /clear) */
+      inContext: boolean;
+      /** Format: date-time */
+      createdAt: string;
+      meta?: {
+        [key: string]: unknown;
+      };
+    };
     /**
      * ForkSessionResponse
      * @description The new session in full, as GET /sessions/{id} returns it
@@ -649,6 +710,19 @@ export interface components {
       messages: components["schemas"]["DisplayMessage"][];
       oldestSeq: number | null;
       hasMoreHistory: boolean;
+    };
+    /** ImportedSession */
+    ImportedSession: {
+      /** @description The new session's id */
+      id: string;
+      session: components["schemas"]["Session"];
+    };
+    /** LayeredSetting */
+    LayeredSetting: {
+      /** @description Absent when unset, and always for the API key */
+      value?: unknown;
+      /** @description default < config (config file) < settings (settings.json) < env (environment variable) */
+      source: "default" | "config" | "settings" | "env";
     };
     /** McpServerStatus */
     McpServerStatus: {
@@ -780,6 +854,30 @@ export interface components {
       /** Format: date-time */
       decidedAt: string;
     };
+    /** ProviderSettings */
+    ProviderSettings: {
+      /** @constant */
+      ok: true;
+      /** @description Effective endpoint, without credentials */
+      baseURL: string | null;
+      /** @description Effective default model */
+      model: string | null;
+      hasApiKey: boolean;
+      verification: components["schemas"]["ProviderVerification"];
+      /** @description Fields saved but overridden by an environment variable of this launch (OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL) */
+      overriddenByEnv: ("baseURL" | "apiKey" | "model")[];
+      /** @description A readable outcome */
+      message: string;
+    };
+    /** ProviderSettingsRequest */
+    ProviderSettingsRequest: {
+      /** @description Base URL of the endpoint, e.g. http://host/v1 */
+      baseURL: string;
+      /** @description The key (never returned or logged). "" removes the saved key; absent keeps it when the endpoint's origin is unchanged, and drops it otherwise (a key is never sent to another host) */
+      apiKey?: string;
+      /** @description Default model of new sessions */
+      model?: string;
+    };
     /** ProviderVerification */
     ProviderVerification: {
       /** @description Reachable and the key was not refused */
@@ -856,6 +954,32 @@ export interface components {
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       [key: string]: unknown;
+    };
+    /**
+     * SessionExport
+     * @description A whole conversation: every stored message with its tool calls and results, in order. Secrets the daemon holds (keys, share tokens) are never added; what tools printed is included as stored.
+     */
+    SessionExport: {
+      /** @constant */
+      format: "agentd.session";
+      /** @constant */
+      version: 1;
+      /** Format: date-time */
+      exportedAt: string;
+      session: {
+        /** @description The id in the exporting daemon (a new id is given on import) */
+        id: string;
+        title: string | null;
+        persona: string;
+        model: string;
+        cwd: string;
+        mode: "build" | "plan";
+        /** Format: date-time */
+        createdAt: string;
+        /** @description Summary of compacted-out context, if any */
+        compactionSummary?: string;
+      };
+      messages: components["schemas"]["ExportedMessage"][];
     };
     /** SessionPage */
     SessionPage: {
@@ -2397,6 +2521,60 @@ export interface operations {
       };
     };
   };
+  /**
+   * The whole conversation with tool calls and results, as JSON (re-importable) or Markdown
+   * @description format=json (default) answers a SessionExport that POST /sessions/import turns back into a session; format=markdown answers text/markdown for people. Streamed, so large sessions are never held in memory.
+   */
+  exportSession: {
+    parameters: {
+      query?: {
+        /** @description Default json */
+        format?: "json" | "markdown";
+      };
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description application/json (SessionExport), or text/markdown with format=markdown */
+      200: {
+        content: {
+          "application/json": components["schemas"]["SessionExport"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** Queue a message to run after the current turn (starts a turn when idle) */
   followup: {
     parameters: {
@@ -3671,6 +3849,55 @@ export interface operations {
       };
     };
   };
+  /**
+   * Create a session from a JSON export (GET /sessions/{id}/export), with the same messages
+   * @description The session gets a new id; its working directory is the exported one when it exists here, else the default; an unknown persona falls back to the default one. Session settings (permission mode, turn cap) are not imported.
+   */
+  importSession: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SessionExport"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        content: {
+          "application/json": components["schemas"]["ImportedSession"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** Appearance settings shared by every client */
   getAppearance: {
     responses: {
@@ -3761,6 +3988,55 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["CommandResponse"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Verify a provider endpoint (and key), then save it as the daemon's provider (settings.json)
+   * @description Probes <baseURL>/models as POST /provider/verify does; 400 with the provider's reason when it fails, and nothing is saved. Applies to the next model call, without a restart. The key is never returned or logged.
+   */
+  setProvider: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ProviderSettingsRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ProviderSettings"];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */

@@ -58,7 +58,7 @@ export default definePlugin({
         ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
       instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
       settings: {
-        maxTurnIterations: () => raw.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
+        maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
         contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
         confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
       },

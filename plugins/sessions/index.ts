@@ -1,4 +1,5 @@
 import {
+  type AnyRoute,
   DEFAULT_HISTORY_TURNS,
   definePlugin,
   defineRoute,
@@ -14,6 +15,8 @@ import {
   SessionSummarySchema,
   T,
 } from "../../core/index.js";
+
+import { transferRoutes } from "./transfer-routes.js";
 
 const CreateSessionRequest = T.Object(
   {
@@ -36,7 +39,7 @@ const CreateSessionResponse = T.Object(
   { title: "CreateSessionResponse" },
 );
 
-const ForkSessionResponse = T.Object(
+export const ForkSessionResponse = T.Object(
   {
     id: T.String({ description: "The new session's id" }),
     session: SessionSchema,
@@ -95,7 +98,7 @@ export default definePlugin({
     const svc = (): SessionService => ctx.services.get(SessionServiceToken);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
-    const routes = [
+    const routes: AnyRoute[] = [
       defineRoute({
         method: "GET",
         path: "/sessions",
@@ -281,6 +284,7 @@ export default definePlugin({
         },
       }),
     ];
+    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken)));
     for (const r of routes) ctx.routes.add(r);
   },
 });

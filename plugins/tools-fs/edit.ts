@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition, type ToolResult } from "../../core/index.js";
+import { readFileInside, T, type ToolDefinition, type ToolResult, writeFileInside } from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -97,7 +97,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       }
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
-      const { abs, display } = resolved.path;
+      const { abs, display, roots } = resolved.path;
 
       let content: string;
       let encoding: BufferEncoding = "utf8";
@@ -115,7 +115,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             );
           }
           await mkdir(path.dirname(abs), { recursive: true });
-          await writeFile(abs, newString);
+          await writeFileInside(roots, abs, newString);
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
@@ -134,7 +134,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             "Use a shell tool (sed, a script) for files this large.",
           );
         }
-        const raw = await readFile(abs, { signal: ctx.signal });
+        const raw = await readFileInside(roots, abs, ctx.signal);
         if (looksBinary(raw)) return fail("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
         // A UTF-8 decode/encode round trip would replace every invalid byte (a Latin-1 file, a stray byte) with
         // U+FFFD all over the file. Latin-1 maps each byte to one character, so the untouched parts stay byte-exact.
@@ -158,7 +158,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           );
         }
         return writeResult(
-          { abs, display, updated: newString, encoding, first: 1, last: 1 },
+          { abs, roots, display, updated: newString, encoding, first: 1, last: 1 },
           "filled the empty file",
           ctx.signal,
         );
@@ -202,13 +202,14 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
       const summary = `replaced ${plural(at.length, "occurrence")}`;
-      return writeResult({ abs, display, updated, encoding, first, last }, summary, ctx.signal);
+      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx.signal);
     },
   });
 }
 
 interface Edited {
   abs: string;
+  roots: string[];
   display: string;
   updated: string;
   encoding: BufferEncoding;
@@ -219,7 +220,7 @@ interface Edited {
 async function writeResult(e: Edited, summary: string, signal: AbortSignal): Promise<ToolResult> {
   signal.throwIfAborted();
   try {
-    await writeFile(e.abs, Buffer.from(e.updated, e.encoding));
+    await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
   } catch (err) {
     return fsFailure(err, e.display);
   }
