@@ -119,6 +119,49 @@ describe("terminal client: interactive, in tmux", function () {
     expect(JSON.stringify(toolMsg)).to.include("SQLite");
   });
 
+  it("answers several questions: a multi-select with Space, then a typed answer", async () => {
+    fake.script(
+      tools([
+        {
+          name: "question",
+          args: {
+            questions: [
+              {
+                question: "Which targets?",
+                multiSelect: true,
+                options: [
+                  { label: "Linux", value: "linux" },
+                  { label: "macOS", value: "mac" },
+                  { label: "Windows", value: "win" },
+                ],
+              },
+              {
+                question: "Release name?",
+                options: [
+                  { label: "Alpha", value: "alpha" },
+                  { label: "Beta", value: "beta" },
+                ],
+              },
+            ],
+          },
+        },
+      ]),
+      text("Noted."),
+    );
+    const p = await open();
+    await send(p, "plan the release");
+    await p.waitFor("Space toggle");
+    await p.keys("Space");
+    await p.keys("Down", "Down", "Space", "Enter");
+    await p.waitFor("(2/2) Release name?");
+    await p.keys("3"); // "Other (type an answer)"
+    await p.waitFor("answer:");
+    await p.type("Gamma");
+    await p.keys("Enter");
+    await p.waitFor("Noted.");
+    expect(await p.history()).to.include("answered: linux, win; Gamma");
+  });
+
   it("asks for trust when a project has local resources: trusting it", async () => {
     writeFileSync(join(cwd, "AGENTS.md"), "Be brief.");
     pane = await TmuxPane.start([process.execPath, MAIN, "--home", d.home, "chat"], { cwd });

@@ -360,6 +360,12 @@ export function App(props: AppProps) {
       }
       return;
     }
+    // "text\r" is keys typed before they were read, then Enter: deliver them as such.
+    if (input.length > 1 && /^[^\r\n]+\r$/.test(input)) {
+      keys.current?.(input.slice(0, -1), key);
+      keys.current?.("", { ...key, return: true });
+      return;
+    }
     keys.current?.(input, key);
   });
 
