@@ -84,7 +84,7 @@ async function streamThroughChat(
     const lagMs = now() - tEnd;
     await pane.keys("C-c");
     await pane.keys("C-c");
-    await pane.waitFor("Pane is dead", 20_000);
+    await pane.waitForExit(20_000);
     for (let i = 0; i < 100 && !existsSync(stats); i++) await new Promise((r) => setTimeout(r, 20));
     const { cpuMs } = JSON.parse(readFileSync(stats, "utf8")) as { cpuMs: number };
     rmSync(stats, { force: true });

@@ -273,7 +273,7 @@ describe("terminal client: interactive, in tmux", function () {
     await first.waitFor("Hello from the fake provider.");
     await first.keys("C-c");
     await first.keys("C-c");
-    await first.waitFor("Pane is dead");
+    await first.waitForExit();
     await first.kill();
     const p = await open();
     await p.keys("Up");
@@ -318,7 +318,7 @@ describe("terminal client: interactive, in tmux", function () {
     await p.keys("C-c");
     await p.waitFor("Ctrl-C again to quit");
     await p.keys("C-c");
-    await p.waitFor((s) => s.includes(`agentd chat --session ${id}`) && s.includes("Pane is dead"));
-    expect(await p.dead()).to.equal(true);
+    await p.waitForExit();
+    expect(await p.history()).to.include(`agentd chat --session ${id}`);
   });
 });

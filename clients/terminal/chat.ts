@@ -16,9 +16,12 @@ export async function chatCommand(words: string[], opts: SessionChoice): Promise
   const { id } = await openSession(conn, opts);
   const { startApp } = await ui;
   await startApp({ conn, sessionId: id, firstPrompt: words.join(" ").trim() || undefined });
-  process.stdin.setRawMode(false);
-  process.stdin.pause();
-  // Quit means quit: an idle keep-alive socket or a late completion request must not hold the terminal.
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  try {
+    process.stdin.setRawMode(false);
+  } catch {
+    // stdin already closed: nothing to restore
+  }
+  // Quit means quit: an idle keep-alive socket or a late completion request must not hold the terminal (what was
+  // printed is already on the terminal: writes to a TTY are synchronous).
   process.exit(EXIT.ok);
 }

@@ -112,6 +112,15 @@ export class TmuxPane {
     return (await this.tmux("display-message", "-p", "-t", this.name, "#{pane_dead}")).trim() === "1";
   }
 
+  /** Polls until the program in the pane has exited; rejects with the last screen. */
+  async waitForExit(timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await this.dead())) {
+      if (Date.now() > deadline) throw new Error(`the program did not exit; screen:\n${await this.history()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** Polls the screen until `test` holds (a string: the screen contains it); rejects with the last screen. */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
     const check =

@@ -44,7 +44,7 @@ const LOCAL_HELP =
   "a turn runs; Ctrl+T queues instead), Alt+Enter or Ctrl+J new line, Tab completes, Esc aborts, Ctrl+O thinking, " +
   "Ctrl-C twice quits.";
 /** Events are applied in batches: one render per batch (Ink draws at most 30 frames a second anyway). */
-const FLUSH_MS = 30;
+const FLUSH_MS = 50;
 
 type SessionDetail = Schemas["Session"];
 
