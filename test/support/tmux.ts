@@ -5,6 +5,8 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 
 const exec = promisify(execFile);
@@ -141,5 +143,8 @@ export class TmuxPane {
 
   async kill(): Promise<void> {
     await this.tmux("kill-server").catch(() => {});
+    // tmux leaves the socket file of a killed server behind.
+    const dir = join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`);
+    rmSync(join(dir, this.socket), { force: true });
   }
 }
