@@ -44,6 +44,7 @@ import {
   type ServerInfo,
   writeServerInfo,
 } from "./state.js";
+import { warmUp } from "./warm-up.js";
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
@@ -254,6 +255,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     apiVersion: 1,
   };
   writeServerInfo(home, serverInfo);
+  const warming = warmUp(app, registries.providers.list(), log);
   log.info(
     {
       url: addr.url,
@@ -292,6 +294,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
         server?.closeAllConnections();
         await closed;
+        await warming;
         services.tryGet(SessionEventLogToken)?.close();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);

@@ -213,11 +213,19 @@ export function createOpenAIProvider(
     }
   }
 
+  /** Loads the SDK and builds the client of the configured endpoint (no request is sent). */
+  async function warmUp(): Promise<void> {
+    await loadSdk();
+    const s = read();
+    if (s.baseURL || s.apiKey) await connection().client;
+  }
+
   return {
     id: "openai",
     description: "Any OpenAI-compatible chat-completions endpoint",
     stream,
     listModels,
+    warmUp,
   };
 }
 
