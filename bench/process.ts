@@ -97,13 +97,19 @@ async function spawnReady(
     err += d.toString();
   });
   while (!existsSync(readyFile)) {
-    if (child.exitCode !== null) throw new Error(`process exited before it was ready: ${err}`);
-    if (now() - t0 > 15_000) throw new Error(`not ready within 15 s: ${err}`);
+    const problem =
+      child.exitCode !== null
+        ? `process exited before it was ready: ${err}`
+        : now() - t0 > 15_000
+          ? `not ready within 15 s: ${err}`
+          : undefined;
+    if (problem) {
+      await stopChild(child);
+      throw new Error(problem);
+    }
     await sleep(2);
   }
-  // server.json is written in one go, but give a partially written file one more poll.
-  const ms = now() - t0;
-  return { child, ms };
+  return { child, ms: now() - t0 };
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
