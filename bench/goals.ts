@@ -74,6 +74,15 @@ export function printGoals(g: GoalInputs): void {
     const cpuFirst = [R((r) => r.cpuFirstLong), D((r) => r.cpuFirstLong)] as const;
     rows.push(["process CPU per 2,000-token turn, warm", ms(cpu[0]), ms(cpu[1]), "<= 50", yes(cpu[1] <= 50)]);
     rows.push(["same, first long turn", ms(cpuFirst[0]), ms(cpuFirst[1]), "", ""]);
+    const cpuReq = [R((r) => r.cpuFirstRequest), D((r) => r.cpuFirstRequest)];
+    const cpuTurn = [R((r) => r.cpuFirstTurn), D((r) => r.cpuFirstTurn)];
+    rows.push([
+      "process CPU, first request / first (3-token) turn",
+      slash([cpuReq[0] as number, cpuTurn[0] as number]),
+      slash([cpuReq[1] as number, cpuTurn[1] as number]),
+      "",
+      "",
+    ]);
   }
   for (const [l, goal] of [
     [g.load, 40],

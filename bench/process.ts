@@ -45,6 +45,9 @@ export interface RunFigures {
   directWarm: { p50: number; p99: number };
   cpuFirstLong: number;
   cpuWarm: number;
+  /** Process CPU of the first request (open a stream: create a session, subscribe), and of the first 3-token turn. */
+  cpuFirstRequest: number;
+  cpuFirstTurn: number;
 }
 
 export interface ProcessResult {
@@ -245,10 +248,13 @@ async function oneRun(provider: WorkerRpc, url: string, name: EngineName, cwd: s
     const rssIdle = rssOf(e.pid);
 
     // The very first turn of the fresh process (SSE already open), against the same request read directly.
+    const cpuStart = cpuMsOf(e.pid);
     let s = await e.newStream();
     let c = await s.open();
     await c.waitForType("status");
+    const cpuOpened = cpuMsOf(e.pid);
     const first = await turn(provider, s, c, 3);
+    const cpuFirstTurn = cpuMsOf(e.pid) - cpuOpened;
     const firstTurnAddedTtft = first.ttft - (await directReplay(provider, url, 3)).ttft;
     c.close();
 
@@ -320,6 +326,8 @@ async function oneRun(provider: WorkerRpc, url: string, name: EngineName, cwd: s
       directFirstLong: percentiles(directLat[0] as number[]),
       directWarm: percentiles(directLat.slice(warmFrom).flat()),
       cpuFirstLong: cpu[0] as number,
+      cpuFirstRequest: cpuOpened - cpuStart,
+      cpuFirstTurn,
       cpuWarm: cpu.slice(warmFrom).reduce((a, b) => a + b, 0) / (LONG_TURNS - warmFrom),
     };
   } finally {
