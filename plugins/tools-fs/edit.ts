@@ -1,7 +1,14 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { readFileInside, T, type ToolDefinition, type ToolResult, writeFileInside } from "../../core/index.js";
+import {
+  mkdirInside,
+  readFileInside,
+  T,
+  type ToolDefinition,
+  type ToolResult,
+  writeFileInside,
+} from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -114,7 +121,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
               "Check the path with glob, or create the file with write.",
             );
           }
-          await mkdir(path.dirname(abs), { recursive: true });
+          await mkdirInside(roots, path.dirname(abs));
           await writeFileInside(roots, abs, newString);
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };

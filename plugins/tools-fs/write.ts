@@ -1,6 +1,6 @@
-import { lstat, mkdir } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { readFileInside, T, type ToolDefinition, writeFileInside } from "../../core/index.js";
+import { mkdirInside, readFileInside, T, type ToolDefinition, writeFileInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineTool, fail, fsFailure, requiredString } from "./result.js";
@@ -56,7 +56,7 @@ export function createWriteTool(): ToolDefinition {
           }
         }
         ctx.signal.throwIfAborted();
-        const madeDir = await mkdir(path.dirname(abs), { recursive: true });
+        const madeDir = await mkdirInside(roots, path.dirname(abs));
         // Through the verified parent directory, never through a link swapped in meanwhile (core/confined-fs).
         await writeFileInside(roots, abs, data);
         const lines = plural(countLines(content), "line");
