@@ -255,7 +255,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     apiVersion: 1,
   };
   writeServerInfo(home, serverInfo);
-  const warming = warmUp(app, registries.providers.list(), log);
+  let stopping: Promise<void> | undefined;
+  // Not awaited by stop(): a provider's warmUp may be slow; the remaining steps are skipped once stopping.
+  void warmUp(app, registries.providers.list(), log, () => stopping !== undefined);
   log.info(
     {
       url: addr.url,
@@ -266,7 +268,6 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     "agentd listening",
   );
 
-  let stopping: Promise<void> | undefined;
   return {
     home,
     url: addr.url,
@@ -294,7 +295,6 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
         server?.closeAllConnections();
         await closed;
-        await warming;
         services.tryGet(SessionEventLogToken)?.close();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);

@@ -51,6 +51,24 @@ describe("warm-up after listening", () => {
     }
   });
 
+  it("a provider whose warmUp never settles does not hold up the daemon's shutdown", async () => {
+    let called: () => void = () => {};
+    const warmUpCalled = new Promise<void>((resolve) => {
+      called = resolve;
+    });
+    const d = await startTestDaemon({
+      extraPlugins: [
+        providerPlugin("warm-forever", () => {
+          called();
+          return new Promise<void>(() => {});
+        }),
+      ],
+    });
+    await warmUpCalled;
+    expect((await d.get("/server/identity")).status).to.equal(200);
+    await d.cleanup(); // would time out if stop() waited for the warm-up
+  });
+
   it("the OpenAI provider's warmUp loads the SDK and builds its client without contacting the provider", async () => {
     const fake = await startFakeProvider();
     try {
