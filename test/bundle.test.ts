@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { ApiClient, makeTempHome } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider } from "./support/fake-provider.js";
+import { ApiClient, makeTempHome } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.js";
 
 const BUNDLER = fileURLToPath(new URL("../scripts/bundle.js", import.meta.url));
 const BUNDLE = fileURLToPath(new URL("../host/main.bundle.js", import.meta.url));

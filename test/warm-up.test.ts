@@ -4,8 +4,8 @@ import { expect } from "chai";
 import { definePlugin, type Provider } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { createOpenAIProvider } from "../plugins/provider-openai/provider.js";
-import { makeTempHome, startTestDaemon } from "./support/daemon.js";
-import { startFakeProvider } from "./support/fake-provider.js";
+import { makeTempHome, startTestDaemon } from "../testing/daemon.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 
 function providerPlugin(id: string, warmUp: () => Promise<void>) {
   const provider: Provider = {
