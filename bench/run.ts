@@ -7,9 +7,11 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { VERSION } from "../host/daemon.js";
 import { startFakeProvider } from "../testing/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
+import { printGoals } from "./goals.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable } from "./lib/stats.js";
+import { type ProcessResult, processBench } from "./process.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
   type LoadResult,
@@ -69,6 +71,11 @@ let loadPaced: LoadResult | undefined;
 let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
+let proc: ProcessResult | undefined;
+
+await section("0. processes", async () => {
+  proc = await processBench(cwd, Number(process.env.BENCH_RUNS ?? 3));
+});
 
 await section("1-2. streaming and TTFT", async () => {
   const bd = await bootDaemon({ providerUrl: fake.url });
@@ -191,6 +198,8 @@ if (terminal) {
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
 ]);
+
+printGoals({ proc, load, loadPaced, list });
 
 if (failures.length) {
   console.log(`\n${failures.length} problem(s):`);

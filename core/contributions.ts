@@ -183,4 +183,9 @@ export interface Provider {
   /** Streams one model call. Ends without a `finish` delta when the connection dropped mid-way. */
   stream(req: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderDelta>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+  /**
+   * Optional: loads what the first call needs (SDK modules, a client) ahead of it. The host calls it once, right
+   * after the daemon listens, off every request's path; it must not contact the provider.
+   */
+  warmUp?(): Promise<void>;
 }

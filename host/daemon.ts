@@ -46,6 +46,7 @@ import {
   type ServerInfo,
   writeServerInfo,
 } from "./state.js";
+import { warmUp } from "./warm-up.js";
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
@@ -262,6 +263,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     apiVersion: 1,
   };
   writeServerInfo(home, serverInfo);
+  let stopping: Promise<void> | undefined;
+  // Not awaited by stop(): a provider's warmUp may be slow; the remaining steps are skipped once stopping.
+  void warmUp(app, registries.providers.list(), log, () => stopping !== undefined);
   log.info(
     {
       url: addr.url,
@@ -272,7 +276,6 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     "agentd listening",
   );
 
-  let stopping: Promise<void> | undefined;
   return {
     home,
     url: addr.url,

@@ -25,6 +25,10 @@ serveRpc({
     }
     return true;
   },
+  /** The body of the last chat request the provider received (to replay it directly as a baseline). */
+  lastBody() {
+    return fake?.requests.at(-1);
+  },
   stamps(args: { keys: string[] }) {
     return args.keys.map((k) => sent.get(k));
   },
