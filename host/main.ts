@@ -157,6 +157,14 @@ program
   .option("--rotate", "create a new token (the running daemon picks it up)")
   .action((o: { rotate?: boolean }) => token({ ...o, home: program.opts().home }));
 
+program
+  .command("acp")
+  .description("run as an Agent Client Protocol agent on stdin/stdout (for editors such as Zed)")
+  .action(async () => {
+    const { runAcp } = await import("../clients/acp/run.js");
+    await runAcp({ home: program.opts().home });
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`agentd: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

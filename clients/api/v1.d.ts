@@ -140,6 +140,19 @@ export interface paths {
      */
     get: operations["getSessionDiff"];
   };
+  "/api/v1/sessions/{id}/editor": {
+    /**
+     * Attach the user's editor: the file tools read and write through it (editor_fs_request events)
+     * @description For editor clients (agentd acp) whose editor offers its file system. While attached, read/edit see the editor's buffers and write/edit go through it: each access is an `editor_fs_request {id, op, path, content?}` event answered with POST /sessions/{id}/editor/reply. An editor that does not answer within 30 s is detached and the disk is used again. Both flags false detaches.
+     */
+    post: operations["attachEditor"];
+    /** Detach the editor; the file tools use the disk again (200 also when none is attached) */
+    delete: operations["detachEditor"];
+  };
+  "/api/v1/sessions/{id}/editor/reply": {
+    /** Answer an editor_fs_request: the file's text for a read, nothing for a write, or the editor's error */
+    post: operations["replyEditorRequest"];
+  };
   "/api/v1/sessions/{id}/events": {
     /** Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events */
     get: operations["streamSession"];
@@ -538,6 +551,17 @@ export interface components {
       result: string;
       error?: unknown;
       images?: string[];
+    };
+    /** EditorAttachRequest */
+    EditorAttachRequest: {
+      readTextFile: boolean;
+      writeTextFile: boolean;
+    };
+    /** EditorReply */
+    EditorReply: {
+      id: string;
+      content?: string;
+      error?: string;
     };
     /** Error */
     Error: {
@@ -2256,6 +2280,172 @@ export interface operations {
       };
       /** @description Error */
       503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Attach the user's editor: the file tools read and write through it (editor_fs_request events)
+   * @description For editor clients (agentd acp) whose editor offers its file system. While attached, read/edit see the editor's buffers and write/edit go through it: each access is an `editor_fs_request {id, op, path, content?}` event answered with POST /sessions/{id}/editor/reply. An editor that does not answer within 30 s is detached and the disk is used again. Both flags false detaches.
+   */
+  attachEditor: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EditorAttachRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Detach the editor; the file tools use the disk again (200 also when none is attached) */
+  detachEditor: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Answer an editor_fs_request: the file's text for a read, nothing for a write, or the editor's error */
+  replyEditorRequest: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EditorReply"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      202: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
         content: {
           "application/json": components["schemas"]["Error"];
         };

@@ -7,6 +7,7 @@ import type { TurnController } from "../turns.js";
 import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
 import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.js";
+import { EditorFsBroker } from "./editor-fs.js";
 import { SessionInteractions } from "./interaction.js";
 import { streamModelCall } from "./model-call.js";
 import { plansDirOf, systemPrompt } from "./prompt.js";
@@ -32,6 +33,8 @@ interface ActiveTurn {
   blocks: StreamBlock[];
   budget: number | undefined;
   finished: boolean;
+  /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
+  capped?: boolean;
   done: Promise<void>;
 }
 
@@ -50,10 +53,14 @@ export class TurnManager implements TurnController {
   private readonly active = new Map<string, ActiveTurn>();
   private readonly interactions = new Map<string, SessionInteractions>();
   private readonly acceptedIds = new Map<string, string[]>();
+  /** Editors attached to sessions, through which the file tools read and write. */
+  readonly editors: EditorFsBroker;
   /** Called whenever the set of running sessions changes (crash-recovery marker). */
   onRunningChange: (ids: string[]) => void = () => {};
 
-  constructor(private readonly deps: AgentDeps) {}
+  constructor(private readonly deps: AgentDeps) {
+    this.editors = new EditorFsBroker((id, e) => deps.publish(id, e));
+  }
 
   /* ---------- TurnController ---------- */
 
@@ -220,7 +227,7 @@ export class TurnManager implements TurnController {
         const provider = this.deps.provider(ended)?.id;
         emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
       }
-      emit({ type: "end", reason });
+      emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
       this.active.delete(t.sessionId);
       this.onRunningChange(this.running());
       emit({ type: "status", status: "idle" });
@@ -297,6 +304,7 @@ export class TurnManager implements TurnController {
           type: "notice",
           message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
         });
+        t.capped = true;
         return "stop";
       }
       iterations++;
@@ -491,6 +499,7 @@ export class TurnManager implements TurnController {
       emit: (e) => emit({ ...e, toolCallId: call.id }),
       confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
       ask: (questions: Question[]) => interactions.ask(questions, signal),
+      editor: this.editors.forTool(rec.id, signal),
     });
     const dispatched = dispatchToolCalls(calls, {
       lookup: (name) => byName.get(name),

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition, type ToolResult } from "../../core/index.js";
+import { EditorGoneError, T, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -144,6 +144,9 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           newString = Buffer.from(newString, "utf8").toString("latin1");
         }
         content = raw.toString(encoding);
+        // The editor's buffer (unsaved changes included) is what gets edited when an editor is attached.
+        if (encoding === "utf8" && ctx.editor?.read)
+          content = (await ctx.editor.read(abs).catch(() => undefined)) ?? content;
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         return fsFailure(err, display);
@@ -160,7 +163,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         return writeResult(
           { abs, display, updated: newString, encoding, first: 1, last: 1 },
           "filled the empty file",
-          ctx.signal,
+          ctx,
         );
       }
 
@@ -202,7 +205,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
       const summary = `replaced ${plural(at.length, "occurrence")}`;
-      return writeResult({ abs, display, updated, encoding, first, last }, summary, ctx.signal);
+      return writeResult({ abs, display, updated, encoding, first, last }, summary, ctx);
     },
   });
 }
@@ -216,10 +219,20 @@ interface Edited {
   last: number;
 }
 
-async function writeResult(e: Edited, summary: string, signal: AbortSignal): Promise<ToolResult> {
-  signal.throwIfAborted();
+async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promise<ToolResult> {
+  ctx.signal.throwIfAborted();
   try {
-    await writeFile(e.abs, Buffer.from(e.updated, e.encoding));
+    const viaEditor =
+      e.encoding === "utf8" && ctx.editor?.write
+        ? await ctx.editor.write(e.abs, e.updated).then(
+            () => "written" as const,
+            (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+          )
+        : "gone";
+    if (viaEditor === "gone") await writeFile(e.abs, Buffer.from(e.updated, e.encoding));
+    else if (viaEditor !== "written") {
+      return fail("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
+    }
   } catch (err) {
     return fsFailure(err, e.display);
   }

@@ -1,6 +1,6 @@
 import { lstat, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition } from "../../core/index.js";
+import { EditorGoneError, T, type ToolDefinition } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineTool, fail, fsFailure, requiredString } from "./result.js";
@@ -57,7 +57,17 @@ export function createWriteTool(): ToolDefinition {
         }
         ctx.signal.throwIfAborted();
         const madeDir = await mkdir(path.dirname(abs), { recursive: true });
-        await writeFile(abs, data);
+        // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
+        const viaEditor = ctx.editor?.write
+          ? await ctx.editor.write(abs, content).then(
+              () => "written" as const,
+              (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+            )
+          : "gone";
+        if (viaEditor === "gone") await writeFile(abs, data);
+        else if (viaEditor !== "written") {
+          return fail("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
+        }
         const lines = plural(countLines(content), "line");
         const dirs = madeDir ? ` Created directory ${displayPath(root, madeDir)}.` : "";
         const summary =
