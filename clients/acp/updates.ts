@@ -54,7 +54,13 @@ function planEntries(todos: unknown): PlanEntry[] {
     const o = t as Record<string, unknown>;
     const content = typeof o.content === "string" ? o.content : "";
     if (!content) return [];
-    const status = o.status === "in_progress" || o.status === "completed" ? o.status : "pending";
+    // ACP has no "cancelled": a dropped item is no longer open work.
+    const status =
+      o.status === "in_progress"
+        ? "in_progress"
+        : o.status === "completed" || o.status === "cancelled"
+          ? "completed"
+          : "pending";
     const priority = o.priority === "high" || o.priority === "low" ? o.priority : "medium";
     return [{ content, status, priority }];
   });
