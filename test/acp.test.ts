@@ -345,7 +345,7 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(await exited).to.equal(0);
     const code = (id: unknown) => (lines.find((l) => l.id === id)?.error as { code: number } | undefined)?.code;
     expect(lines[0]?.error).to.include({ code: -32700 });
-    expect((lines.find((l) => l.id === 1)?.result as { protocolVersion: number }).protocolVersion).to.equal(1);
+    expect(lines.find((l) => l.id === 1)?.result).to.include({ protocolVersion: 1 });
     expect(code(2)).to.equal(-32602);
     expect(code(3)).to.equal(-32601);
     expect(code(5)).to.equal(-32602);
