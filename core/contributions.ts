@@ -145,6 +145,8 @@ export interface SlashCommand {
   description: string;
   aliases?: string[];
   takesArgs?: boolean;
+  /** What to type after the name, e.g. `[N|reset]` (shown by GET /commands and in composers). */
+  argumentHint?: string;
   /** Refused with 409 while a turn runs. */
   blocking?: boolean;
   /** Runs without a session (accepted by POST /settings/command). */

@@ -58,7 +58,8 @@ export class SessionEventLog {
     const seq = this.nextSeq(sessionId);
     // `{type, sessionId, seq, ...payload}`, built without rest/spread copies: this runs for every token.
     const wire: SessionEvent = { type: event.type, sessionId, seq };
-    for (const key in event) if (key !== "type") wire[key] = event[key];
+    // `seq` is always the event's own number: a payload cannot override it (a message's number is `messageSeq`).
+    for (const key in event) if (key !== "type" && key !== "seq") wire[key] = event[key];
     const json = JSON.stringify(wire);
     const ephemeral = EPHEMERAL_TYPES.has(event.type);
     let queue = this.pending.get(sessionId);

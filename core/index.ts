@@ -2,6 +2,7 @@
 
 export { type Static, type TSchema, Type as T } from "@sinclair/typebox";
 export * from "./agent/index.js";
+export * from "./confined-fs.js";
 export * from "./contributions.js";
 export * from "./display.js";
 export * from "./disposable.js";

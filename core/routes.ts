@@ -74,6 +74,11 @@ export interface RouteDefinition<
   /** `public` needs the plugin capability `routes.public`; every other route requires auth. */
   auth?: "required" | "public";
   /**
+   * Also accept the access token as `?token=` (loopback peers only): for event streams, since EventSource cannot
+   * send headers. Honoured for the host's own routes only.
+   */
+  queryToken?: boolean;
+  /**
    * A browser page rather than an API resource (e.g. the public share page): mounted at the site root instead of
    * under `/api/v1`, and left out of the OpenAPI document. Built-in plugins only.
    */

@@ -9,6 +9,12 @@ export const ErrorSchema = T.Object(
   { title: "Error", additionalProperties: true },
 );
 
+/**
+ * The largest sequence number, offset or count a request may carry: every integer of a request schema is bounded,
+ * so no value reaches SQLite (64-bit) or JavaScript arithmetic past what either represents exactly.
+ */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
 export const OkSchema = T.Object({ ok: T.Literal(true) }, { title: "Ok", additionalProperties: true });
 
 export const SessionIdParams = T.Object({
@@ -29,6 +35,34 @@ export const SessionUsageSchema = T.Object(
   { title: "SessionUsage" },
 );
 
+const Names = (description: string) => T.Array(T.String(), { description });
+
+export const ProjectResourcesSchema = T.Object(
+  {
+    personas: Names("Persona names in .agentd/personas"),
+    skills: Names("Skill names in .agentd/skills"),
+    rules: Names("Rule names in .agentd/rules"),
+    contextFiles: Names("AGENTS.md / CLAUDE.md at the project root"),
+    mcp: Names("MCP server names in .agentd/mcp.json"),
+    hooks: Names('Hooks in .agentd/hooks.json, as "<event> [matcher]: <command>"'),
+    ssh: Names("SSH hosts in .agentd/ssh.json"),
+  },
+  { title: "ProjectResources", description: "Project-local resources, listed whatever the trust" },
+);
+
+export const ProjectTrustPromptSchema = T.Object(
+  {
+    required: T.Literal(true),
+    path: T.String({ description: "The project root; decide with POST /projects/trust {cwd: path, trusted}" }),
+    resources: ProjectResourcesSchema,
+  },
+  {
+    title: "ProjectTrustPrompt",
+    description:
+      "The session's project has local resources and no trust decision yet; absent once decided (either way)",
+  },
+);
+
 export const SessionSummarySchema = T.Object(
   {
     id: T.String(),
@@ -43,6 +77,7 @@ export const SessionSummarySchema = T.Object(
     messageCount: T.Integer({ description: "User messages plus assistant messages with text" }),
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
+    projectTrust: T.Optional(ProjectTrustPromptSchema),
   },
   { title: "SessionSummary" },
 );
@@ -99,6 +134,7 @@ export const SessionSchema = T.Object(
     usage: SessionUsageSchema,
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
+    projectTrust: T.Optional(ProjectTrustPromptSchema),
   },
   {
     title: "Session",

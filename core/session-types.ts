@@ -45,6 +45,28 @@ export interface SessionRecord {
   meta: Record<string, unknown>;
 }
 
+/**
+ * A trust decision a session's clients must ask for: its project is undecided and has local resources
+ * (`resources` has the same shape as the `project_trust_required` event's).
+ */
+export interface ProjectTrustPrompt {
+  required: true;
+  /** The project root to pass (as `cwd`) to `POST /projects/trust`. */
+  path: string;
+  resources: ProjectResourceNames;
+}
+
+/** What a project would load once trusted, by kind (names only). */
+export interface ProjectResourceNames {
+  personas: string[];
+  skills: string[];
+  rules: string[];
+  contextFiles: string[];
+  mcp: string[];
+  hooks: string[];
+  ssh: string[];
+}
+
 /** Element of GET /sessions and of the all-sessions stream. */
 export interface SessionSummary {
   id: string;
@@ -59,6 +81,8 @@ export interface SessionSummary {
   messageCount: number;
   createdAt: string;
   updatedAt: string;
+  /** Present while the session's project waits for a trust decision. */
+  projectTrust?: ProjectTrustPrompt;
 }
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";

@@ -9,6 +9,7 @@ import type { EventBus, SessionEvent } from "./events.js";
 import type { Registry } from "./registry.js";
 import {
   emptyUsage,
+  type ProjectTrustPrompt,
   type SessionMode,
   type SessionRecord,
   type SessionStatus,
@@ -23,7 +24,9 @@ export interface SessionDefaults {
   /** Model for new sessions when the request names none. */
   model(): string;
   /** Persona for new sessions when the request names none. */
-  persona: string;
+  persona(): string;
+  /** Initial meta of new sessions (daemon-wide defaults such as the permission mode). */
+  meta?(): Record<string, unknown>;
   /** Directory for new sessions when the request names none. */
   cwd: string;
   /** Where `cwd: "sandbox"` sessions get their scratch directory. */
@@ -92,6 +95,24 @@ export class SessionService {
   }
 
   private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
+  private trustProbe: (cwd: string) => ProjectTrustPrompt | undefined = () => undefined;
+
+  /**
+   * Lets the project plugin say which sessions wait for a trust decision: the prompt is then part of every
+   * summary, of GET /sessions/{id} and of the first frame of the session's stream, so late clients see it.
+   */
+  setProjectTrustProbe(probe: (cwd: string) => ProjectTrustPrompt | undefined): void {
+    this.trustProbe = probe;
+  }
+
+  /** The pending trust prompt of a working directory, if any (a failing probe never breaks a listing). */
+  projectTrust(cwd: string): ProjectTrustPrompt | undefined {
+    try {
+      return this.trustProbe(cwd);
+    } catch {
+      return undefined;
+    }
+  }
 
   /** Lets the project plugin accept global and (trusted) project personas at creation, not only registered ones. */
   setPersonaResolver(visible: (name: string, cwd: string) => boolean): void {
@@ -114,7 +135,7 @@ export class SessionService {
   }
 
   create(input: CreateSessionInput): SessionRecord {
-    const personaName = input.persona ?? this.defaults.persona;
+    const personaName = input.persona ?? this.defaults.persona();
     const id = newSessionId();
     const isSandbox = input.cwd === "sandbox";
     const cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
@@ -137,7 +158,7 @@ export class SessionService {
       usage: emptyUsage(),
       createdAt: now,
       updatedAt: now,
-      meta: {},
+      meta: this.defaults.meta?.() ?? {},
     };
     this.store.createSession(rec);
     this.announce("session_created", rec);
@@ -146,10 +167,19 @@ export class SessionService {
 
   list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
     const { sessions, total } = this.store.listSessions(query);
-    return { sessions: sessions.map((s) => this.summary(s)), total };
+    // Sessions share directories: ask for each directory's trust prompt once per listing.
+    const prompts = new Map<string, ProjectTrustPrompt | undefined>();
+    const trustOf = (cwd: string) => {
+      if (!prompts.has(cwd)) prompts.set(cwd, this.projectTrust(cwd));
+      return prompts.get(cwd);
+    };
+    return { sessions: sessions.map((s) => this.summary(s, trustOf)), total };
   }
 
-  summary(rec: SessionRecord): SessionSummary {
+  summary(
+    rec: SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
+  ): SessionSummary {
     const s: SessionSummary = {
       id: rec.id,
       persona: rec.persona,
@@ -164,6 +194,8 @@ export class SessionService {
     };
     if (rec.title) s.title = rec.title;
     if (rec.pinned) s.pinned = true;
+    const trust = trustOf(rec.cwd);
+    if (trust) s.projectTrust = trust;
     return s;
   }
 
@@ -192,6 +224,8 @@ export class SessionService {
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
+    const trust = this.projectTrust(rec.cwd);
+    if (trust) v.projectTrust = trust;
     return v;
   }
 
@@ -218,6 +252,8 @@ export class SessionService {
       ...this.turns.pending(id),
     };
     if (startedAt !== null) frame.startedAt = startedAt;
+    const trust = this.projectTrust(rec.cwd);
+    if (trust) frame.projectTrust = trust;
     return frame;
   }
 
@@ -286,6 +322,19 @@ export class SessionService {
   /** Publishes an event on the session's stream (and its audit trail). */
   publish(id: string, event: SessionEvent): number {
     return this.events.publish(id, event);
+  }
+
+  /** The last sequence number given out on the session's stream (0 when none). */
+  lastSeq(id: string): number {
+    return this.events.currentSeq(id);
+  }
+
+  /**
+   * Writes every published event to the store now (one synchronous transaction) instead of at the end of the
+   * tick: for the steps that must be durable before they are acknowledged (a turn's start before its 202).
+   */
+  commit(): void {
+    this.events.flushAll();
   }
 
   /**

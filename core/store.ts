@@ -51,6 +51,8 @@ export interface SessionStore {
   appendMessage(sessionId: string, msg: NewMessage): StoredMessage;
   /** The most recent `turns` user turns (a page starts at a user message), before `beforeSeq` when given. */
   historyPage(sessionId: string, turns: number, beforeSeq?: number): HistoryPage;
+  /** Optional: messages with seq > afterSeq in order, at most `limit` (whole-history readers page with it). */
+  readMessages?(sessionId: string, afterSeq: number, limit: number): StoredMessage[];
   /** Messages currently in the model's context, in order. */
   contextMessages(sessionId: string): StoredMessage[];
   /** Marks messages up to and including `seq` as out of context (all when seq is undefined). */

@@ -39,6 +39,9 @@ export const ConfigSchema = T.Object(
     pluginOptions: T.Optional(T.Record(T.String(), T.Object({}))),
     logLevel: T.Optional(T.String({ enum: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] })),
     maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
+    permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),
+    theme: T.Optional(T.String({ minLength: 1 })),
+    reasoning: T.Optional(T.String({ minLength: 1 })),
     confirmTimeoutMs: T.Optional(T.Integer({ minimum: 100, maximum: 86_400_000 })),
     contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
     mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),
@@ -106,7 +109,7 @@ export function validateConfig(raw: unknown, file: string): GlobalConfig {
   return raw as GlobalConfig;
 }
 
-function describeConfigError(e: ErrorObject | undefined): string {
+export function describeConfigError(e: ErrorObject | undefined): string {
   if (!e) return "invalid config";
   const key = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
   if (e.keyword === "additionalProperties") {

@@ -9,7 +9,6 @@ import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
 import {
   CommandRegistryToken,
-  type DaemonSettings,
   EventBusToken,
   LoggerToken,
   PersonaRegistryToken,
@@ -35,6 +34,7 @@ import { SseHub } from "./http/sse.js";
 import { PluginHost, type PluginHost as PluginHostType, type Registries } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
+import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
   ensureHome,
   loadOrCreateToken,
@@ -86,6 +86,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   ensureHome(home);
   const loaded: LoadedConfig = await loadConfig(home, env);
   const cfg = loaded.config;
+  const userSettings = readSettingsFile(home);
   const { logger, flush } = createLogger({
     home,
     level: env.AGENTD_LOG_LEVEL ?? cfg.logLevel ?? "info",
@@ -113,14 +114,14 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     commands: new Registry<SlashCommand>("command", (c) => c.name),
     providers: new Registry<Provider>("provider", (p) => p.id),
   };
-  const settings: DaemonSettings = {
+  const settings = new LayeredSettings({
     home,
     version: VERSION,
-    provider: loaded.provider,
-    defaultPersona: cfg.defaultPersona ?? "default",
+    config: cfg,
+    env,
     defaultCwd: cfg.defaultCwd ?? env.HOME ?? homedir(),
-    raw: cfg as Record<string, unknown>,
-  };
+    user: userSettings,
+  });
   services.provide("host", LoggerToken, log);
   services.provide("host", EventBusToken, bus);
   services.provide("host", SettingsToken, settings);
@@ -139,7 +140,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       registries.personas,
       {
         model: () => settings.provider.model ?? "default",
-        persona: settings.defaultPersona,
+        persona: () => settings.defaultPersona,
+        meta: () => ({
+          ...(settings.permissionMode === "bypass" ? { permissionMode: "bypass" } : {}),
+          ...(settings.reasoning ? { reasoningEffort: settings.reasoning } : {}),
+        }),
         cwd: settings.defaultCwd,
         sandboxRoot: join(home, "sandbox"),
       },

@@ -62,6 +62,17 @@ const DaemonIdentitySchema = T.Object(
   { title: "DaemonIdentity" },
 );
 
+/** EventSource cannot send headers: the two event streams also take the access token in the query. */
+const TokenQuery = T.Object({
+  token: T.Optional(
+    T.String({
+      maxLength: 1000,
+      description:
+        "The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only",
+    }),
+  ),
+});
+
 const EventStreamResponse = {
   description: "text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`)",
   contentType: "text/event-stream",
@@ -131,6 +142,8 @@ export function hostRoutes(
       operationId: "streamAllSessions",
       summary: "Server-sent events for all sessions: session_created, session_update, session_deleted",
       tags: ["events"],
+      query: TokenQuery,
+      queryToken: true,
       responses: { 200: EventStreamResponse },
       handler: () => ({ sse: (stream) => streamFeed(stream, log()) }),
     }),
@@ -141,6 +154,8 @@ export function hostRoutes(
       summary: "Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events",
       tags: ["events"],
       params: SessionIdParams,
+      query: TokenQuery,
+      queryToken: true,
       responses: { 200: EventStreamResponse },
       handler: (req) => {
         const svc = sessions();

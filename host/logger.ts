@@ -19,6 +19,8 @@ const REDACT = [
   "headers.cookie",
   "req.headers.authorization",
   "req.headers.cookie",
+  "query.token",
+  "req.query.token",
 ];
 
 export interface LoggerOptions {
@@ -33,7 +35,9 @@ export interface LoggerOptions {
  * here: pino's asynchronous open left a window (the whole boot, on a busy machine) in which the process could not
  * exit safely: its exit hook flushes synchronously and throws "sonic boom is not ready yet" while the open is still
  * pending, e.g. when a daemon is stopped right after starting and its home removed. With an open descriptor, a
- * flush at exit always works, even after the home has been deleted.
+ * flush at exit always works, even after the home has been deleted. Writes to the file are synchronous: the daemon
+ * logs rarely (start, stop, plugin and connection changes), and a line written asynchronously could still be in
+ * flight when `flush()` returns or the process is killed.
  */
 export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logger; flush(): void } {
   const file = openLogFile(join(opts.home, "agentd.log"));
@@ -56,7 +60,7 @@ export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logge
   };
 }
 
-/** The log file as an asynchronous pino destination on a descriptor opened now; undefined (with a warning) if it cannot be. */
+/** The log file as a synchronous pino destination on a descriptor opened now; undefined (with a warning) if it cannot be. */
 function openLogFile(
   path: string,
 ): (pino.DestinationStream & { flushSync(): void; on: NodeJS.EventEmitter["on"] }) | undefined {
@@ -68,7 +72,7 @@ function openLogFile(
     process.stderr.write(`agentd: cannot open the log file ${path}: ${(err as Error).message}\n`);
     return undefined;
   }
-  const file = pino.destination({ dest: fd, sync: false });
+  const file = pino.destination({ dest: fd, sync: true });
   // A write failure (disk full) must never crash the daemon.
   let warned = false;
   file.on("error", (err: Error) => {

@@ -31,7 +31,15 @@ describe("OpenAPI document", () => {
     expect(result.valid, result.valid ? "" : compileErrors(result)).to.equal(true);
     expect(doc.openapi).to.equal("3.1.1");
     expect(doc.info.version).to.equal("1.0.0");
-    expect(doc.components.securitySchemes).to.have.keys("loopbackBearer", "webSession");
+    expect(doc.components.securitySchemes).to.have.keys("loopbackBearer", "webSession", "loopbackQueryToken");
+    // The query token is offered on the two event streams only.
+    const withQueryToken = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown }>>).flatMap(
+      ([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => JSON.stringify(op.security ?? []).includes("loopbackQueryToken"))
+          .map(([method]) => `${method} ${path}`),
+    );
+    expect(withQueryToken.sort()).to.deep.equal(["get /api/v1/sessions/events", "get /api/v1/sessions/{id}/events"]);
   });
 
   it("contains every path and method of the contract's endpoint tables", () => {

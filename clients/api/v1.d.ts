@@ -161,6 +161,13 @@ export interface paths {
     /** The session's durable event audit trail (deltas are not part of it) */
     get: operations["getSessionEventHistory"];
   };
+  "/api/v1/sessions/{id}/export": {
+    /**
+     * The whole conversation with tool calls and results, as JSON (re-importable) or Markdown
+     * @description format=json (default) answers a SessionExport that POST /sessions/import turns back into a session; format=markdown answers text/markdown for people. Streamed, so large sessions are never held in memory.
+     */
+    get: operations["exportSession"];
+  };
   "/api/v1/sessions/{id}/followup": {
     /** Queue a message to run after the current turn (starts a turn when idle) */
     post: operations["followup"];
@@ -260,6 +267,13 @@ export interface paths {
     /** Server-sent events for all sessions: session_created, session_update, session_deleted */
     get: operations["streamAllSessions"];
   };
+  "/api/v1/sessions/import": {
+    /**
+     * Create a session from a JSON export (GET /sessions/{id}/export), with the same messages
+     * @description The session gets a new id; its working directory is the exported one when it exists here, else the default; an unknown persona falls back to the default one. Session settings (permission mode, turn cap) are not imported.
+     */
+    post: operations["importSession"];
+  };
   "/api/v1/settings/appearance": {
     /** Appearance settings shared by every client */
     get: operations["getAppearance"];
@@ -272,6 +286,13 @@ export interface paths {
      * @description Only commands marked global in GET /commands; the others answer 400 (Command requires an active session).
      */
     post: operations["runGlobalCommand"];
+  };
+  "/api/v1/settings/provider": {
+    /**
+     * Verify a provider endpoint (and key), then save it as the daemon's provider (settings.json)
+     * @description Probes <baseURL>/models as POST /provider/verify does; 400 with the provider's reason when it fails, and nothing is saved. Applies to the next model call, without a restart. The key is never returned or logged.
+     */
+    put: operations["setProvider"];
   };
   "/api/v1/settings/reasoning-options": {
     /** Reasoning choices for the default model on the configured provider */
@@ -428,6 +449,14 @@ export interface components {
       reasoningDialect: string;
       memoryEnabled: boolean;
       showReasoning: boolean;
+      /** @description Permission mode of new sessions */
+      permissionMode: "default" | "bypass";
+      /** @description Default per-turn model-call cap */
+      maxTurnIterations: number;
+      /** @description Reasoning level of new sessions (null: model default) */
+      reasoning: string | null;
+      /** @description Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has no value, only its source (see hasApiKey) */
+      settings: Record<string, never>;
       features: {
         memory: boolean;
         web: boolean;
@@ -454,10 +483,14 @@ export interface components {
       ok: true;
       /** @description The command that ran (an alias answers with its command's name) */
       command: string;
-      /** @description A readable outcome for the composer */
-      message?: string;
-      /** @description Structured data of the command (lists for pickers, ids, ...) */
-      result?: unknown;
+      /** @description The readable outcome, to show as is */
+      result: string;
+      /** @description The same text as result (kept for clients of the first shape) */
+      message: string;
+      /** @description Structured data of the command (lists for pickers, ids, the new value of a setting) */
+      data?: {
+        [key: string]: unknown;
+      };
     };
     /** CreateSessionRequest */
     CreateSessionRequest: {
@@ -573,6 +606,47 @@ export interface components {
     EventHistory: {
       events: components["schemas"]["AuditEvent"][];
     };
+    /** ExportedMessage */
+    ExportedMessage: {
+      role: "system" | "user" | "assistant" | "tool";
+      content: string | null | (({
+          /** @constant */
+          type: "text";
+          text: string;
+        } | {
+          /** @constant */
+          type: "image_url";
+          image_url: {
+            url: string;
+          };
+        })[]);
+      toolCalls?: {
+          id: string;
+          name: string;
+          /** @description Raw JSON from the model */
+          arguments: string;
+        }[];
+      toolCallId?: string;
+      toolName?: string;
+      thinking?: string;
+      clientMessageId?: string;
+      /** @description Part of what is sent to the model (false after compaction or /clear) */
+      inContext: boolean;
+      /** Format: date-time */
+      createdAt: string;
+      meta?: {
+        [key: string]: unknown;
+      };
+    };
+    /**
+     * ForkSessionResponse
+     * @description The new session in full, as GET /sessions/{id} returns it
+     */
+    ForkSessionResponse: {
+      /** @description The new session's id */
+      id: string;
+      session: components["schemas"]["Session"];
+    };
     /** FsEntry */
     FsEntry: {
       name: string;
@@ -660,6 +734,19 @@ export interface components {
       messages: components["schemas"]["DisplayMessage"][];
       oldestSeq: number | null;
       hasMoreHistory: boolean;
+    };
+    /** ImportedSession */
+    ImportedSession: {
+      /** @description The new session's id */
+      id: string;
+      session: components["schemas"]["Session"];
+    };
+    /** LayeredSetting */
+    LayeredSetting: {
+      /** @description Absent when unset, and always for the API key */
+      value?: unknown;
+      /** @description default < config (config file) < settings (settings.json) < env (environment variable) */
+      source: "default" | "config" | "settings" | "env";
     };
     /** McpServerStatus */
     McpServerStatus: {
@@ -773,12 +860,47 @@ export interface components {
       /** @description Project files that were skipped, and why */
       problems: string[];
     };
+    /**
+     * ProjectTrustPrompt
+     * @description The session's project has local resources and no trust decision yet; absent once decided (either way)
+     */
+    ProjectTrustPrompt: {
+      /** @constant */
+      required: true;
+      /** @description The project root; decide with POST /projects/trust {cwd: path, trusted} */
+      path: string;
+      resources: components["schemas"]["ProjectResources"];
+    };
     /** ProjectTrustRecord */
     ProjectTrustRecord: {
       path: string;
       trusted: boolean;
       /** Format: date-time */
       decidedAt: string;
+    };
+    /** ProviderSettings */
+    ProviderSettings: {
+      /** @constant */
+      ok: true;
+      /** @description Effective endpoint, without credentials */
+      baseURL: string | null;
+      /** @description Effective default model */
+      model: string | null;
+      hasApiKey: boolean;
+      verification: components["schemas"]["ProviderVerification"];
+      /** @description Fields saved but overridden by an environment variable of this launch (OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL) */
+      overriddenByEnv: ("baseURL" | "apiKey" | "model")[];
+      /** @description A readable outcome */
+      message: string;
+    };
+    /** ProviderSettingsRequest */
+    ProviderSettingsRequest: {
+      /** @description Base URL of the endpoint, e.g. http://host/v1 */
+      baseURL: string;
+      /** @description The key (never returned or logged). "" removes the saved key; absent keeps it when the endpoint's origin is unchanged, and drops it otherwise (a key is never sent to another host) */
+      apiKey?: string;
+      /** @description Default model of new sessions */
+      model?: string;
     };
     /** ProviderVerification */
     ProviderVerification: {
@@ -854,7 +976,34 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       [key: string]: unknown;
+    };
+    /**
+     * SessionExport
+     * @description A whole conversation: every stored message with its tool calls and results, in order. Secrets the daemon holds (keys, share tokens) are never added; what tools printed is included as stored.
+     */
+    SessionExport: {
+      /** @constant */
+      format: "agentd.session";
+      /** @constant */
+      version: 1;
+      /** Format: date-time */
+      exportedAt: string;
+      session: {
+        /** @description The id in the exporting daemon (a new id is given on import) */
+        id: string;
+        title: string | null;
+        persona: string;
+        model: string;
+        cwd: string;
+        mode: "build" | "plan";
+        /** Format: date-time */
+        createdAt: string;
+        /** @description Summary of compacted-out context, if any */
+        compactionSummary?: string;
+      };
+      messages: components["schemas"]["ExportedMessage"][];
     };
     /** SessionPage */
     SessionPage: {
@@ -880,6 +1029,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      projectTrust?: components["schemas"]["ProjectTrustPrompt"];
     };
     /** SessionUsage */
     SessionUsage: {
@@ -912,15 +1062,21 @@ export interface components {
     };
     /** SlashCommand */
     SlashCommand: {
-      /** @description With the leading slash */
+      /** @description With the leading slash; aliases are listed as entries of their own */
       name: string;
       description: string;
+      /** @description For an alias: the command it runs */
+      aliasOf?: string;
       aliases?: string[];
+      /** @description What to type after the name, e.g. "[N|reset]"; "" when none */
+      argumentHint: string;
       takesArgs: boolean;
       /** @description Refused with 409 while a turn runs */
       blocking: boolean;
       /** @description Also accepted without a session (POST /settings/command) */
       global: boolean;
+      /** @description Where it works: in a session (POST /sessions/{id}/command), globally, or both */
+      scope: "session" | "global" | "both";
     };
     /** SshHost */
     SshHost: {
@@ -2455,6 +2611,10 @@ export interface operations {
   /** Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events */
   streamSession: {
     parameters: {
+      query?: {
+        /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
+        token?: string;
+      };
       path: {
         /** @description Session id */
         id: string;
@@ -2465,6 +2625,12 @@ export interface operations {
       200: {
         content: {
           "text/event-stream": components["schemas"]["WebEvent"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -2511,6 +2677,60 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["EventHistory"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The whole conversation with tool calls and results, as JSON (re-importable) or Markdown
+   * @description format=json (default) answers a SessionExport that POST /sessions/import turns back into a session; format=markdown answers text/markdown for people. Streamed, so large sessions are never held in memory.
+   */
+  exportSession: {
+    parameters: {
+      query?: {
+        /** @description Default json */
+        format?: "json" | "markdown";
+      };
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description application/json (SessionExport), or text/markdown with format=markdown */
+      200: {
+        content: {
+          "application/json": components["schemas"]["SessionExport"];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
@@ -2612,10 +2832,10 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Success */
+      /** @description The new session in full, as GET /sessions/{id} returns it */
       201: {
         content: {
-          "application/json": components["schemas"]["CreateSessionResponse"];
+          "application/json": components["schemas"]["ForkSessionResponse"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -3780,11 +4000,23 @@ export interface operations {
   };
   /** Server-sent events for all sessions: session_created, session_update, session_deleted */
   streamAllSessions: {
+    parameters: {
+      query?: {
+        /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
+        token?: string;
+      };
+    };
     responses: {
       /** @description text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`) */
       200: {
         content: {
           "text/event-stream": components["schemas"]["WebEvent"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -3795,6 +4027,55 @@ export interface operations {
       };
       /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
       403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a session from a JSON export (GET /sessions/{id}/export), with the same messages
+   * @description The session gets a new id; its working directory is the exported one when it exists here, else the default; an unknown persona falls back to the default one. Session settings (permission mode, turn cap) are not imported.
+   */
+  importSession: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SessionExport"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        content: {
+          "application/json": components["schemas"]["ImportedSession"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3897,6 +4178,55 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["CommandResponse"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Verify a provider endpoint (and key), then save it as the daemon's provider (settings.json)
+   * @description Probes <baseURL>/models as POST /provider/verify does; 400 with the provider's reason when it fails, and nothing is saved. Applies to the next model call, without a restart. The key is never returned or logged.
+   */
+  setProvider: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ProviderSettingsRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ProviderSettings"];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */

@@ -196,22 +196,25 @@ export class TurnManager implements TurnController {
       done: Promise.resolve(),
     };
     this.active.set(rec.id, t);
-    this.onRunningChange(this.running());
     const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
     emit({ type: "status", status: "running", startedAt: t.startedAt });
     this.deps.bus.emit("turn.start", { sessionId: rec.id, cwd: rec.cwd });
     this.deps.updateSession(rec.id, {});
     t.done = this.run(t, first, emit);
+    // The synchronous part of run() has stored the user message and sent the model request on its way; now, still
+    // before the caller acknowledges the message, what crash recovery needs is made durable (the recovery marker,
+    // then the turn's first events): a crash after the 202 still ends the turn, exactly once, at the next start.
+    this.onRunningChange(this.running());
   }
 
   private async run(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void): Promise<void> {
     let reason: EndReason = "error";
     try {
       const msg = this.persistUser(t.sessionId, first);
-      emit({
-        type: "user_message",
-        message: { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq },
-      });
+      const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
+      // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
+      if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
+      emit({ type: "user_message", message });
       reason = await this.loop(t, emit);
     } catch (err) {
       reason = t.ac.signal.aborted ? "aborted" : "error";
@@ -241,7 +244,7 @@ export class TurnManager implements TurnController {
       const next = [...t.steering, ...t.followups];
       if (rec && next.length && reason === "stop") {
         const [head, ...rest] = next;
-        this.start(rec, head as QueuedMessage, undefined);
+        this.start(rec, { ...(head as QueuedMessage), fromQueue: true }, undefined);
         const nt = this.active.get(rec.id);
         nt?.followups.push(...rest);
       } else if (next.length && reason !== "aborted") {
@@ -396,7 +399,8 @@ export class TurnManager implements TurnController {
         });
         emit({
           type: "assistant_message",
-          seq: stored.seq,
+          // The stored message's number; `seq` of every event is the event's own sequence number.
+          messageSeq: stored.seq,
           content: out.content,
           thinking: out.thinking,
           toolCalls: toolCalls.length ? toolCalls : undefined,

@@ -12,6 +12,8 @@ export type UserContent =
 export interface QueuedMessage {
   content: UserContent;
   clientMessageId?: string;
+  /** Taken from the follow-up (or leftover steering) queue of the previous turn: announced as `followup_injected`. */
+  fromQueue?: boolean;
 }
 
 /** A live, not-yet-persisted block of the running model call (GET /sessions/{id} `streaming`). */

@@ -48,6 +48,12 @@ export class Authenticator {
     return null;
   }
 
+  /** The `?token=` of an event-stream request: loopback peers only, compared in constant time. */
+  authenticateQuery(req: IncomingMessage, candidate: unknown): "bearer" | null {
+    if (typeof candidate !== "string" || candidate === "") return null;
+    return isLoopbackAddress(req.socket.remoteAddress) && safeEqual(candidate, this.token) ? "bearer" : null;
+  }
+
   checkToken(candidate: string): boolean {
     return safeEqual(candidate, this.token);
   }

@@ -87,6 +87,7 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
     }
     op.responses = responses;
     if (r.auth === "public") op.security = [];
+    else if (r.queryToken) op.security = [{ loopbackBearer: [] }, { webSession: [] }, { loopbackQueryToken: [] }];
     const path = toOpenApiPath(API_PREFIX + r.path);
     paths[path] ??= {};
     (paths[path] as Record<string, Json>)[r.method.toLowerCase()] = op;
@@ -109,6 +110,14 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
           type: "http",
           scheme: "bearer",
           description: "The token from server.json in the daemon home; accepted only from a loopback peer.",
+        },
+        loopbackQueryToken: {
+          type: "apiKey",
+          in: "query",
+          name: "token",
+          description:
+            "The same token as ?token= (for EventSource, which cannot send headers); only on the two event streams, " +
+            "only from a loopback peer.",
         },
         webSession: {
           type: "apiKey",

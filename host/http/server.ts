@@ -81,8 +81,10 @@ function buildApp(opts: HttpOptions): express.Express {
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (!isApiError(err)) opts.log.error({ err, method: req.method, path: req.path }, "request failed");
-    sendError(res, toApiError(err));
+    const apiErr = toApiError(err);
+    if (!isApiError(err) && apiErr.status >= 500)
+      opts.log.error({ err, method: req.method, path: req.path }, "request failed");
+    sendError(res, apiErr);
   });
   return app;
 }
@@ -99,6 +101,14 @@ function toApiError(err: unknown): ApiError {
     return new ApiError(415, "Unsupported body encoding");
   }
   if (type === "request.aborted") return ApiError.badRequest("Request aborted");
+  // The router's decoding of a path parameter (`/sessions/%zz`): express marks it 400.
+  if (err instanceof URIError) return ApiError.badRequest("Malformed percent-encoding in the URL");
+  // Any other client error raised by express or body-parser (http-errors marks them with a 4xx status and
+  // `expose`), e.g. a body whose Content-Encoding does not match its bytes: its own status, a generic message.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return new ApiError(status, status === 415 ? "Unsupported body encoding" : "Malformed request body or URL");
+  }
   return new ApiError(500, "Internal server error");
 }
 
@@ -145,6 +155,7 @@ function buildRouter(opts: HttpOptions): express.Router {
     // Each route's validators are compiled on its first request: compiling every schema up front costs the boot
     // (or the first request after plugins change) tens of milliseconds for routes that may never be called.
     let compiled: CompiledValidators | undefined;
+    const queryToken = entry.owner === "host" && route.queryToken === true;
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
     router[method](
@@ -152,7 +163,7 @@ function buildRouter(opts: HttpOptions): express.Router {
       async (req: Request, res: Response, next: NextFunction) => {
         try {
           compiled ??= compileRoute(route, opts.validateResponses);
-          await handle(route, compiled, parse, opts, req, res);
+          await handle(route, compiled, parse, opts, req, res, queryToken);
         } catch (err) {
           next(err);
         }
@@ -169,16 +180,20 @@ async function handle(
   opts: HttpOptions,
   req: Request,
   res: Response,
+  queryToken: boolean,
 ): Promise<void> {
+  const query = { ...(req.query as Record<string, unknown>) };
+  // The query token never reaches a handler (or anything it might log).
+  const tokenParam = query.token;
+  if (queryToken) delete query.token;
   let principal: Principal = { kind: "anonymous" };
   if (route.auth !== "public") {
-    const kind = opts.auth.authenticate(req);
+    const kind = opts.auth.authenticate(req) ?? (queryToken ? opts.auth.authenticateQuery(req, tokenParam) : null);
     if (!kind) throw new ApiError(401, "Authentication required");
     principal = { kind };
   }
   const params = { ...req.params } as Record<string, unknown>;
   if (v.params && !v.params(params)) throw ApiError.notFound(`Not found: ${describeErrors("path", v.params.errors)}`);
-  const query = { ...(req.query as Record<string, unknown>) };
   if (v.query && !v.query(query)) throw ApiError.badRequest(describeErrors("query", v.query.errors));
   let body: unknown;
   if (parse) {
@@ -215,6 +230,16 @@ function send(
   result: RouteResult,
 ): void {
   if ("sse" in result) {
+    if (req.method === "HEAD") {
+      // The headers of the stream, and the end: a HEAD request never receives (or waits for) a body.
+      res.writeHead(200, {
+        ...API_VERSION_HEADERS,
+        "Content-Type": "text/event-stream; charset=utf-8",
+        "Cache-Control": "no-cache, no-transform",
+      });
+      res.end();
+      return;
+    }
     const last = req.headers["last-event-id"];
     const stream = new HttpSseStream(
       res,

@@ -10,9 +10,39 @@ const PING = Buffer.from(": ping\n\n");
  */
 let lastFrame: { data: string; id: string | number | undefined; bytes: Buffer } | undefined;
 
+/** Frames from this size on are shared between clients while any socket still holds them (see `bigFrames`). */
+export const BIG_FRAME_BYTES = 64 * 1024;
+/** Pending frames are joined into one write only up to this size (a join copies; big frames are written as is). */
+const JOIN_LIMIT = 64 * 1024;
+
+/**
+ * Large frames in flight, by event id and content: clients caught up from the log at different moments (each read
+ * gives a new string) still write one shared Buffer, so a large message costs its size once, not once per slow
+ * client. Weak: a frame is gone as soon as no socket holds it any more.
+ */
+const bigFrames = new Map<string, WeakRef<Buffer>>();
+const MAX_BIG_FRAMES = 256;
+
+function bigFrameKey(data: string, id: string | number): string {
+  // The id (a session's or the feed's sequence number) and the head of the JSON, which names the session and
+  // repeats the seq, identify the event; the length guards the rest.
+  return `${id}:${data.length}:${data.slice(0, 160)}`;
+}
+
 function encodeFrame(data: string, id: string | number | undefined): Buffer {
   if (lastFrame !== undefined && lastFrame.id === id && lastFrame.data === data) return lastFrame.bytes;
-  const bytes = Buffer.from(id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`);
+  const big = id !== undefined && data.length >= BIG_FRAME_BYTES ? bigFrameKey(data, id) : undefined;
+  let bytes = big === undefined ? undefined : bigFrames.get(big)?.deref();
+  if (bytes === undefined) {
+    bytes = Buffer.from(id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`);
+    if (big !== undefined) {
+      if (bigFrames.size >= MAX_BIG_FRAMES) {
+        for (const [k, ref] of bigFrames) if (ref.deref() === undefined) bigFrames.delete(k);
+        if (bigFrames.size >= MAX_BIG_FRAMES) bigFrames.delete(bigFrames.keys().next().value as string);
+      }
+      bigFrames.set(big, new WeakRef(bytes));
+    }
+  }
   lastFrame = { data, id, bytes };
   return bytes;
 }
@@ -117,15 +147,22 @@ export class HttpSseStream implements SseStream {
     this.flushQueued = false;
     if (this._closed || this.pending.length === 0) return;
     const pending = this.pending;
-    const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, this.pendingBytes);
+    const bytes = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     // Corked by us, Node's HTTP layer does not schedule its own uncork (one more nextTick per stream per write).
     const socket = this.res.socket;
     socket?.cork();
-    const below = this.res.write(chunk);
+    let below: boolean;
+    if (pending.length === 1 || bytes <= JOIN_LIMIT) {
+      below = this.res.write(pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, bytes));
+    } else {
+      // Joining would copy a large (shared) frame once per client: written one by one, in one corked batch.
+      below = true;
+      for (const b of pending) below = this.res.write(b);
+    }
     socket?.uncork();
-    this.written += chunk.length;
+    this.written += bytes;
     if (this.drainFns.length > 0) this.awaitDrain(below);
   }
 

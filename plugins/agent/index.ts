@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   busToolHooks,
@@ -9,6 +8,7 @@ import {
   ProviderRegistryToken,
   type SessionRecord,
   SessionServiceToken,
+  type SessionStore,
   SessionStoreToken,
   SettingsToken,
   ToolRegistryToken,
@@ -16,7 +16,7 @@ import {
   TurnManager,
   TurnManagerToken,
 } from "../../core/index.js";
-import { writeFileAtomic } from "./marker.js";
+import { type RunningTurn, readMarker, writeMarker } from "./marker.js";
 import { agentRoutes } from "./routes.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
@@ -58,7 +58,7 @@ export default definePlugin({
         ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
       instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
       settings: {
-        maxTurnIterations: () => raw.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
+        maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
         contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
         confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
       },
@@ -70,7 +70,27 @@ export default definePlugin({
 
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
     const marker = join(ctx.dataDir(), "running.json");
-    manager.onRunningChange = (ids) => writeFileAtomic(marker, JSON.stringify(ids));
+    const running = new Map<string, number>();
+    manager.onRunningChange = (ids) => {
+      const now = new Set(ids);
+      let started = false;
+      for (const id of ids) {
+        if (running.has(id)) continue;
+        running.set(id, sessions().lastSeq(id));
+        started = true;
+      }
+      for (const id of [...running.keys()]) if (!now.has(id)) running.delete(id);
+      const turns: RunningTurn[] = [...running].map(([id, after]) => ({ id, after }));
+      // A turn starts: the marker first, then its events (a crash between still finds it, with no `end` in the log).
+      // A turn ended: its `end` first, then the marker (a crash between finds the `end` and leaves the turn alone).
+      if (started) {
+        writeMarker(marker, turns);
+        sessions().commit();
+      } else {
+        sessions().commit();
+        writeMarker(marker, turns);
+      }
+    };
 
     const toolDeps: AgentToolDeps = {
       session: (id) => store().getSession(id),
@@ -95,15 +115,12 @@ export default definePlugin({
   },
   start(ctx) {
     const marker = join(ctx.dataDir(), "running.json");
-    let ids: string[] = [];
-    try {
-      ids = JSON.parse(readFileSync(marker, "utf8")) as string[];
-    } catch {
-      return;
-    }
+    const turns = readMarker(marker);
+    if (turns.length === 0) return;
     const sessions = ctx.services.get(SessionServiceToken);
-    for (const id of Array.isArray(ids) ? ids : []) {
-      if (typeof id !== "string" || !sessions.find(id)) continue;
+    const store = ctx.services.get(SessionStoreToken);
+    for (const { id, after } of turns) {
+      if (!sessions.find(id) || hasEnd(store, id, after)) continue;
       sessions.publish(id, {
         type: "notice",
         message: "The daemon stopped while this turn was running; the turn was ended.",
@@ -112,6 +129,18 @@ export default definePlugin({
       sessions.publish(id, { type: "status", status: "idle" });
       ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
     }
-    writeFileAtomic(marker, "[]");
+    sessions.commit();
+    writeMarker(marker, []);
   },
 });
+
+/** Whether the session's stored log has an `end` after `after` (the turn did end; only the marker was stale). */
+function hasEnd(store: SessionStore, id: string, after: number): boolean {
+  let from = after;
+  for (;;) {
+    const page = store.readEvents(id, from, 1000, { durableOnly: true });
+    if (page.some((e) => e.type === "end")) return true;
+    if (page.length < 1000) return false;
+    from = page[page.length - 1]?.seq ?? from;
+  }
+}

@@ -1,64 +1,42 @@
-import { renameSync, writeFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { writePrivateFile } from "../../core/index.js";
 
-interface PendingWrite {
-  /** What the file must end up holding. */
-  latest: string;
-  /** latest changed since the running write took its copy. */
-  dirty: boolean;
+/** A turn that was running: its session, and the last event sequence number given out when it started. */
+export interface RunningTurn {
+  id: string;
+  after: number;
 }
-
-const writes = new Map<string, PendingWrite>();
-let exitHookInstalled = false;
 
 /**
- * Write-then-rename, so a crash never leaves a half-written file; asynchronous, so the chat path never waits on
- * the disk. Writes to one file are serialised and coalesced: the file always ends up with the latest content, and
- * a write still running when the process exits is completed synchronously in the exit hook. Only a crash in the
- * first milliseconds after a change can lose that change.
+ * The crash-recovery marker: which sessions have a turn running. Written synchronously (write-then-rename, a few
+ * tens of microseconds for these few bytes) at the two moments it matters: before a turn's 202 leaves (so a crash
+ * right after it still finds the turn) and after a turn's `end` is stored (so recovery never ends a turn twice;
+ * it also checks the log for an `end` after `after`).
  */
-export function writeFileAtomic(file: string, content: string): void {
-  const running = writes.get(file);
-  if (running) {
-    running.latest = content;
-    running.dirty = true;
-    return;
-  }
-  const w: PendingWrite = { latest: content, dirty: true };
-  writes.set(file, w);
-  installExitHook();
-  void pump(file, w);
-}
-
-async function pump(file: string, w: PendingWrite): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
+export function writeMarker(file: string, turns: RunningTurn[]): void {
   try {
-    while (w.dirty) {
-      w.dirty = false;
-      try {
-        await writeFile(tmp, w.latest);
-        await rename(tmp, file);
-      } catch {
-        // The directory went away (home removed) or the disk is full: the marker is best effort.
-      }
-    }
-  } finally {
-    writes.delete(file);
+    writePrivateFile(file, JSON.stringify(turns));
+  } catch {
+    // The home went away (tests removing it) or the disk is full: the log check at recovery still holds.
   }
 }
 
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const [file, w] of writes) {
-      try {
-        const tmp = `${file}.${process.pid}.exit.tmp`;
-        writeFileSync(tmp, w.latest);
-        renameSync(tmp, file);
-      } catch {
-        // nothing more can be done at exit
-      }
+/** The marker's turns; also reads the older format (an array of session ids). */
+export function readMarker(file: string): RunningTurn[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(raw)) return [];
+  const out: RunningTurn[] = [];
+  for (const x of raw) {
+    if (typeof x === "string") out.push({ id: x, after: 0 });
+    else if (x && typeof x === "object" && typeof x.id === "string") {
+      const after = Number.isSafeInteger(x.after) && x.after >= 0 ? (x.after as number) : 0;
+      out.push({ id: x.id, after });
     }
-  });
+  }
+  return out;
 }

@@ -5,8 +5,12 @@ export interface CommandResponse {
   ok: true;
   /** The command as resolved (`/stop` answers as `/abort`); the first word for text sent to the agent. */
   command: string;
-  message?: string;
-  result?: unknown;
+  /** The readable outcome (what a client shows). */
+  result: string;
+  /** The same text, for clients written against the first shape of this response. */
+  message: string;
+  /** Structured data of the command (lists for pickers, ids, new values). */
+  data?: Record<string, unknown>;
 }
 
 /** `/name args`: the name (lowercased) and the trimmed rest. 400 when the input is not a command. */
@@ -23,16 +27,22 @@ export function findCommand(env: CommandEnv, name: string): SlashCommand | undef
   return env.commands.get(name) ?? env.commands.list().find((c) => c.aliases?.includes(name));
 }
 
-/** The wire shape: a string result is the message; an object's string `message` field is lifted out. */
-function toResponse(name: string, out: unknown): CommandResponse {
-  const res: CommandResponse = { ok: true, command: `/${name}` };
-  if (typeof out === "string") res.message = out;
+/**
+ * The wire shape: the readable text in `result` (a string outcome, or an object's `message` field), the rest of
+ * an object in `data` (any other value is `data.value`).
+ */
+export function toResponse(name: string, out: unknown): CommandResponse {
+  let text = `/${name} done`;
+  let data: Record<string, unknown> | undefined;
+  if (typeof out === "string") text = out;
   else if (out && typeof out === "object" && !Array.isArray(out)) {
     const { message, ...rest } = out as Record<string, unknown>;
-    if (typeof message === "string") res.message = message;
+    if (typeof message === "string") text = message;
     else if (message !== undefined) rest.message = message;
-    if (Object.keys(rest).length) res.result = rest;
-  } else if (out !== undefined) res.result = out;
+    if (Object.keys(rest).length) data = rest;
+  } else if (out !== undefined && out !== null) data = { value: out };
+  const res: CommandResponse = { ok: true, command: `/${name}`, result: text, message: text };
+  if (data) res.data = data;
   return res;
 }
 
@@ -52,12 +62,11 @@ export async function executeCommand(
     if (!sessionId) throw ApiError.badRequest(`Unknown command: /${name}`);
     const rec = env.sessions().require(sessionId);
     const status = requireTurns(env).chat(rec, { text: line.trim() });
-    return {
-      ok: true,
-      command: `/${name}`,
+    return toResponse(name, {
       message: `/${name} is not a command; sent to the agent as a message`,
-      result: { sentAsText: true, status },
-    };
+      sentAsText: true,
+      status,
+    });
   }
   if (!sessionId && !cmd.global) throw ApiError.badRequest(`Command requires an active session: /${cmd.name}`);
   if (sessionId && cmd.blocking) assertIdle(env, sessionId);

@@ -3,6 +3,7 @@ import {
   type CommandInvocation,
   type DaemonSettings,
   type EventBus,
+  type LayeredKey,
   type Logger,
   type Persona,
   type ProjectContext,
@@ -84,6 +85,26 @@ export function cwdOf(env: CommandEnv, inv: CommandInvocation): string {
 export function providerOf(env: CommandEnv, rec: SessionRecord | undefined): Provider | undefined {
   const wanted = rec?.meta.provider as string | undefined;
   return (wanted ? env.providers.get(wanted) : undefined) ?? env.providers.list()[0];
+}
+
+/** The daemon's settings (global commands change them); 400 when the host provides none. */
+export function requireSettings(env: CommandEnv): DaemonSettings {
+  const s = env.settings();
+  if (!s) throw ApiError.badRequest("Daemon settings are not available");
+  return s;
+}
+
+const ENV_NAMES: Partial<Record<LayeredKey, string>> = {
+  "provider.baseURL": "OPENAI_BASE_URL",
+  "provider.apiKey": "OPENAI_API_KEY",
+  "provider.model": "AGENTD_MODEL",
+};
+
+/** " (saved; the environment variable X overrides it)" when an env var wins over the saved value, else "". */
+export function envNote(env: CommandEnv, key: LayeredKey): string {
+  const s = env.settings();
+  if (!s?.envOverrides().includes(key)) return "";
+  return ` (saved; the environment variable ${ENV_NAMES[key] ?? "of this launch"} overrides it until the daemon restarts without it)`;
 }
 
 export function words(args: string): string[] {

@@ -1,5 +1,16 @@
 import { ApiError, type CommandInvocation, type Persona, type SlashCommand } from "../../core/index.js";
-import { type CommandEnv, cwdOf, providerOf, type Reply, requireSession, setMeta, usage, words } from "./env.js";
+import {
+  type CommandEnv,
+  cwdOf,
+  envNote,
+  providerOf,
+  type Reply,
+  requireSession,
+  requireSettings,
+  setMeta,
+  usage,
+  words,
+} from "./env.js";
 import { listWorktrees, repoInfo } from "./git.js";
 
 export const REASONING_LEVELS = ["off", "minimal", "low", "medium", "high", "on"];
@@ -50,7 +61,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
   return [
     {
       name: "model",
-      description: "Show the models, or switch this session's model: /model [id]",
+      description: "Show the models, or switch the model: this session's, or without a session the default",
       takesArgs: true,
       blocking: true,
       global: true,
@@ -62,12 +73,18 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
           const { ids, error } = await env.models.refresh();
           return { message: `Model: ${current ?? "(none)"}`, model: current, models: ids, ...(error ? { error } : {}) };
         }
-        if (!rec) {
-          throw ApiError.badRequest(
-            "The default model comes from the config key provider.model (or AGENTD_MODEL); use /model in a session to switch that session",
-          );
-        }
         if (!MODEL_ID.test(id)) throw usage("/model <model id>");
+        if (!rec) {
+          // The default model of new sessions (settings.json).
+          requireSettings(env).update({ provider: { model: id } });
+          const known = env.models.known();
+          const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
+          return {
+            message: `Default model set to ${id}${note}${envNote(env, "provider.model")}`,
+            model: env.settings()?.provider.model ?? id,
+            saved: id,
+          };
+        }
         env.sessions().update(rec.id, { model: id });
         const known = env.models.known();
         const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
@@ -76,10 +93,25 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
     },
     {
       name: "persona",
-      description: "Show the personas, or switch this session's persona: /persona [name]",
+      description: "Show the personas, or switch the persona: this session's, or without a session the default",
       takesArgs: true,
       blocking: true,
+      global: true,
       run: (inv): Reply => {
+        if (!inv.sessionId) {
+          const all = visiblePersonas(env, undefined);
+          const list = all.map((p) => ({ name: p.name, label: p.label, description: p.description, source: p.source }));
+          const current = env.settings()?.defaultPersona ?? "default";
+          if (!inv.args) return { message: `Default persona: ${current}`, persona: current, personas: list };
+          const p = all.find((x) => x.name === inv.args);
+          if (!p) {
+            throw ApiError.badRequest(
+              `Unknown persona "${inv.args}" (known: ${all.map((x) => x.name).join(", ") || "none"})`,
+            );
+          }
+          requireSettings(env).update({ defaultPersona: p.name });
+          return { message: `Default persona set to ${p.label}`, persona: p.name, personas: list };
+        }
         const rec = requireSession(env, inv);
         const all = visiblePersonas(env, rec.cwd);
         const list = all.map((p) => ({ name: p.name, label: p.label, description: p.description, source: p.source }));
@@ -116,15 +148,25 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
     },
     {
       name: "reasoning",
-      description: `Show or set this session's reasoning level (${REASONING_LEVELS.join(", ")}, or reset)`,
+      description: `Show or set the reasoning level (${REASONING_LEVELS.join(", ")}, or reset): this session's, or without a session the default`,
       takesArgs: true,
       blocking: true,
       global: true,
       run: (inv): Reply => {
         const arg = inv.args.toLowerCase();
         if (!inv.sessionId) {
-          if (arg) throw ApiError.badRequest("The reasoning level is set per session; send /reasoning in a session");
-          return { message: "Reasoning levels", reasoning: null, options: REASONING_LEVELS };
+          // The level of new sessions (settings.json).
+          if (arg === "reset" || arg === "default") requireSettings(env).update({ reasoning: null });
+          else if (arg) {
+            if (!REASONING_LEVELS.includes(arg)) throw usage(`/reasoning [${REASONING_LEVELS.join("|")}|reset]`);
+            requireSettings(env).update({ reasoning: arg });
+          }
+          const level = env.settings()?.reasoning ?? null;
+          return {
+            message: `Reasoning of new sessions: ${level ?? "model default"}`,
+            reasoning: level,
+            options: REASONING_LEVELS,
+          };
         }
         const rec = requireSession(env, inv);
         if (!arg) {
@@ -148,15 +190,20 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       run: (inv): Reply => {
         const themes = env.themes.list();
         const list = themes.map((t) => ({ id: t.id, label: t.label }));
-        const stored = env.prefs.get("theme");
-        const current = typeof stored === "string" && env.themes.has(stored) ? stored : (themes[0]?.id ?? null);
+        const stored = env.settings()?.theme ?? env.prefs.get("theme");
+        const current =
+          typeof stored === "string" && env.themes.has(stored)
+            ? stored
+            : env.themes.has("dark")
+              ? "dark"
+              : (themes[0]?.id ?? null);
         if (!inv.args) return { message: `Theme: ${current ?? "(no themes installed)"}`, theme: current, themes: list };
         const t = env.themes.get(inv.args);
         if (!t)
           throw ApiError.badRequest(
             `Unknown theme "${inv.args}" (known: ${list.map((x) => x.id).join(", ") || "none"})`,
           );
-        env.prefs.set("theme", t.id);
+        requireSettings(env).update({ theme: t.id });
         return { message: `Theme set to ${t.label}`, theme: t.id, label: t.label, colors: t.colors };
       },
     },

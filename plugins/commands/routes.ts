@@ -1,4 +1,5 @@
 import { type AnyRoute, defineRoute, SessionIdParams, T } from "../../core/index.js";
+import { catalogue } from "./catalogue.js";
 import { executeCommand } from "./dispatch.js";
 import type { CommandEnv } from "./env.js";
 import { suggest } from "./suggest.js";
@@ -18,20 +19,34 @@ export const CommandResponseSchema = T.Object(
   {
     ok: T.Literal(true),
     command: T.String({ description: "The command that ran (an alias answers with its command's name)" }),
-    message: T.Optional(T.String({ description: "A readable outcome for the composer" })),
-    result: T.Optional(T.Unknown({ description: "Structured data of the command (lists for pickers, ids, ...)" })),
+    result: T.String({ description: "The readable outcome, to show as is" }),
+    message: T.String({ description: "The same text as result (kept for clients of the first shape)" }),
+    data: T.Optional(
+      T.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: "Structured data of the command (lists for pickers, ids, the new value of a setting)",
+        },
+      ),
+    ),
   },
   { title: "CommandResponse", additionalProperties: false },
 );
 
 export const SlashCommandSchema = T.Object(
   {
-    name: T.String({ description: "With the leading slash" }),
+    name: T.String({ description: "With the leading slash; aliases are listed as entries of their own" }),
     description: T.String(),
+    aliasOf: T.Optional(T.String({ description: "For an alias: the command it runs" })),
     aliases: T.Optional(T.Array(T.String())),
+    argumentHint: T.String({ description: 'What to type after the name, e.g. "[N|reset]"; "" when none' }),
     takesArgs: T.Boolean(),
     blocking: T.Boolean({ description: "Refused with 409 while a turn runs" }),
     global: T.Boolean({ description: "Also accepted without a session (POST /settings/command)" }),
+    scope: T.Union([T.Literal("session"), T.Literal("global"), T.Literal("both")], {
+      description: "Where it works: in a session (POST /sessions/{id}/command), globally, or both",
+    }),
   },
   { title: "SlashCommand" },
 );
@@ -64,19 +79,7 @@ export function commandRoutes(env: CommandEnv): AnyRoute[] {
       summary: "The slash commands (built-in and contributed by plugins)",
       tags: ["catalog"],
       responses: { 200: T.Array(SlashCommandSchema) },
-      handler: () => ({
-        body: env.commands
-          .list()
-          .sort((a, b) => a.name.localeCompare(b.name))
-          .map((c) => ({
-            name: `/${c.name}`,
-            description: c.description,
-            ...(c.aliases?.length ? { aliases: c.aliases.map((a) => `/${a}`) } : {}),
-            takesArgs: c.takesArgs === true,
-            blocking: c.blocking === true,
-            global: c.global === true,
-          })),
-      }),
+      handler: () => ({ body: catalogue(env).map(({ command: _c, ...entry }) => entry) }),
     }),
     defineRoute({
       method: "GET",

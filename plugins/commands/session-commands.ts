@@ -13,6 +13,7 @@ import {
   providerOf,
   type Reply,
   requireSession,
+  requireSettings,
   requireTurns,
   setMeta,
   usage,
@@ -142,25 +143,46 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
     },
     {
       name: "turn-cap",
-      description: `Show or set this session's per-turn iteration cap (${TURN_CAP_MIN}..${TURN_CAP_MAX}, or reset)`,
+      description: `Show or set the per-turn iteration cap (${TURN_CAP_MIN}..${TURN_CAP_MAX}, or reset): this session's, or without a session the default`,
       takesArgs: true,
       global: true,
       run: (inv): Reply => {
         const fallback = configuredCap(env);
-        if (!inv.sessionId) {
-          if (inv.args)
+        const arg = inv.args.toLowerCase();
+        const parse = (): number | "reset" => {
+          if (arg === "reset" || arg === "off" || arg === "default") return "reset";
+          const n = /^\d+$/.test(arg) ? Number(arg) : Number.NaN;
+          if (!Number.isInteger(n) || n < TURN_CAP_MIN || n > TURN_CAP_MAX) {
             throw ApiError.badRequest(
-              "Setting the cap needs a session; the default comes from the config key maxTurnIterations",
+              `The turn cap must be an integer from ${TURN_CAP_MIN} to ${TURN_CAP_MAX}, or reset`,
             );
+          }
+          return n;
+        };
+        if (!inv.sessionId) {
+          // The daemon-wide default (settings.json), for every session without a cap of its own.
+          if (!arg) {
+            return {
+              message: `Default per-turn iteration cap: ${fallback}`,
+              turnCap: null,
+              default: fallback,
+              effective: fallback,
+            };
+          }
+          const value = parse();
+          requireSettings(env).update({ maxTurnIterations: value === "reset" ? null : value });
+          const now = configuredCap(env);
           return {
-            message: `Default per-turn iteration cap: ${fallback}`,
+            message:
+              value === "reset"
+                ? `Default per-turn iteration cap reset (${now})`
+                : `Default per-turn iteration cap set to ${now} (applies from the next model call)`,
             turnCap: null,
-            default: fallback,
-            effective: fallback,
+            default: now,
+            effective: now,
           };
         }
         const rec = requireSession(env, inv);
-        const arg = inv.args.toLowerCase();
         if (!arg) {
           const own = typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : null;
           const effective = own ?? fallback;
@@ -171,7 +193,8 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             effective,
           };
         }
-        if (arg === "reset" || arg === "off" || arg === "default") {
+        const value = parse();
+        if (value === "reset") {
           setMeta(env, rec.id, { turnCap: undefined });
           return {
             message: `Per-turn iteration cap reset to the default (${fallback})`,
@@ -180,18 +203,12 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             effective: fallback,
           };
         }
-        const n = /^\d+$/.test(arg) ? Number(arg) : Number.NaN;
-        if (!Number.isInteger(n) || n < TURN_CAP_MIN || n > TURN_CAP_MAX) {
-          throw ApiError.badRequest(
-            `The turn cap must be an integer from ${TURN_CAP_MIN} to ${TURN_CAP_MAX}, or reset`,
-          );
-        }
-        setMeta(env, rec.id, { turnCap: n });
+        setMeta(env, rec.id, { turnCap: value });
         return {
-          message: `Per-turn iteration cap set to ${n} (applies from the next model call)`,
-          turnCap: n,
+          message: `Per-turn iteration cap set to ${value} (applies from the next model call)`,
+          turnCap: value,
           default: fallback,
-          effective: n,
+          effective: value,
         };
       },
     },
@@ -219,10 +236,15 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
         const arg = inv.args.toLowerCase();
         if (arg && arg !== "default" && arg !== "bypass") throw usage("/permissions [default|bypass]");
         if (!inv.sessionId) {
-          if (arg) throw ApiError.badRequest("The permission mode is set per session; send /permissions in a session");
+          // The mode of new sessions (settings.json); existing sessions keep theirs.
+          if (arg) requireSettings(env).update({ permissionMode: arg === "bypass" ? "bypass" : "default" });
+          const mode = env.settings()?.permissionMode ?? "default";
           return {
-            message: "New sessions start in default mode (risky commands ask for confirmation)",
-            permissionMode: "default",
+            message:
+              mode === "bypass"
+                ? `${arg ? "New sessions will start" : "New sessions start"} in bypass mode (risky commands run without confirmation)`
+                : `${arg ? "New sessions will start" : "New sessions start"} in default mode (risky commands ask for confirmation)`,
+            permissionMode: mode,
             options: ["default", "bypass"],
           };
         }
@@ -265,7 +287,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
 }
 
 function configuredCap(env: CommandEnv): number {
-  const v = (env.settings()?.raw as { maxTurnIterations?: unknown } | undefined)?.maxTurnIterations;
+  const v = env.settings()?.maxTurnIterations;
   return typeof v === "number" ? v : DEFAULT_TURN_CAP;
 }
 

@@ -1,4 +1,5 @@
 import type { SessionRecord } from "../../core/index.js";
+import { catalogue } from "./catalogue.js";
 import type { CommandEnv } from "./env.js";
 import { MCP_MANAGER_ID, REASONING_LEVELS } from "./info-commands.js";
 
@@ -58,12 +59,13 @@ export function suggest(env: CommandEnv, q: string, rec: SessionRecord | undefin
   const space = text.search(/\s/);
   if (space === -1) {
     const prefix = text.slice(1).toLowerCase();
-    return env.commands
-      .list()
-      .filter((c) => c.name.startsWith(prefix) || c.aliases?.some((a) => a.startsWith(prefix)))
-      .sort((a, b) => a.name.localeCompare(b.name))
+    return catalogue(env)
+      .filter((c) => c.name.slice(1).startsWith(prefix))
       .slice(0, MAX_SUGGESTIONS)
-      .map((c) => ({ value: c.takesArgs ? `/${c.name} ` : `/${c.name}`, label: c.description }));
+      .map((c) => ({
+        value: c.takesArgs ? `${c.name} ` : c.name,
+        label: `${c.argumentHint ? `${c.name} ${c.argumentHint}: ` : ""}${c.description}`,
+      }));
   }
   const typed = text.slice(1, space).toLowerCase();
   const name = env.commands.get(typed)?.name ?? env.commands.list().find((c) => c.aliases?.includes(typed))?.name;

@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
-import { type AnyRoute, ApiError, defineRoute, OkSchema, T } from "../../core/index.js";
+import { type AnyRoute, ApiError, defineRoute, OkSchema, T, withDirInside } from "../../core/index.js";
 import { byDirThenName, type EntryType, EntryTypeSchema, typeOf } from "./entries.js";
 import { checkBareName, fsError, isInside, realpathOrUndefined } from "./paths.js";
 
@@ -99,7 +99,7 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
         const first = all[0];
         if (!first) throw noRoots();
         const { abs, root } = await resolveDir(all, query.path?.trim() ? query.path : first);
-        const dirents = await readdir(abs, { withFileTypes: true }).catch((err) => {
+        const dirents = await withDirInside(all, abs, (d) => readdir(d.path, { withFileTypes: true })).catch((err) => {
           throw fsError(err, abs);
         });
         const entries: Array<{ name: string; path: string; type: EntryType; symlink?: true }> = [];
@@ -147,11 +147,11 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
           if (all.some((r) => isInside(abs, r))) {
             throw ApiError.badRequest(`Refusing to delete a browse root: ${query.path}`);
           }
-          await rmdir(abs).catch((err) => {
+          await withDirInside(all, parent, (d) => rmdir(d.at(name))).catch((err) => {
             throw fsError(err, query.path);
           });
         } else {
-          await unlink(abs).catch((err) => {
+          await withDirInside(all, parent, (d) => unlink(d.at(name))).catch((err) => {
             throw fsError(err, query.path);
           });
         }
@@ -189,7 +189,7 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
         const name = checkBareName(body.name, "folder name");
         const { abs: parent } = await resolveDir(all, body.path ?? first);
         const abs = path.join(parent, name);
-        await mkdir(abs).catch((err) => {
+        await withDirInside(all, parent, (d) => mkdir(d.at(name))).catch((err) => {
           throw fsError(err, abs);
         });
         return { body: { ok: true as const, path: abs } };

@@ -1,6 +1,5 @@
-import { open } from "node:fs/promises";
 import path from "node:path";
-import { ApiError, type RouteResult, T } from "../../core/index.js";
+import { ApiError, openInside, type RouteResult, T } from "../../core/index.js";
 import { fsError } from "./paths.js";
 
 /** Types a browser may show inline. SVG is not among them: it can carry script. */
@@ -49,14 +48,16 @@ export function contentDisposition(kind: "attachment" | "inline", name: string):
  * clean 404/400; a streamed download is closed when the client goes away.
  */
 export async function fileDownload(
+  roots: readonly string[],
   abs: string,
   shown: string,
   inline: boolean,
   signal: AbortSignal,
 ): Promise<RouteResult> {
-  let fh: Awaited<ReturnType<typeof open>>;
+  let fh: Awaited<ReturnType<typeof openInside>>;
   try {
-    fh = await open(abs, "r");
+    // Opened without following a swapped-in link, and verified where the descriptor really is (core/confined-fs).
+    fh = await openInside(roots, abs);
   } catch (err) {
     throw fsError(err, shown);
   }

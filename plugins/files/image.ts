@@ -2,6 +2,7 @@ import {
   type AnyRoute,
   ApiError,
   defineRoute,
+  MAX_SEQ,
   SessionIdParams,
   type SessionService,
   type SessionStore,
@@ -36,7 +37,7 @@ export function imageRoute(sessions: () => SessionService, store: () => SessionS
     tags: ["sessions"],
     params: SessionIdParams,
     query: T.Object({
-      seq: T.Integer({ minimum: 0, description: "Message seq" }),
+      seq: T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Message seq" }),
       idx: T.Optional(
         T.Integer({ minimum: 0, maximum: 1000, description: "Index among the message's images (default 0)" }),
       ),

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { lstat, mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, realpath, rm, unlink } from "node:fs/promises";
 import path from "node:path";
 import {
   type AnyRoute,
@@ -9,6 +9,8 @@ import {
   SessionIdParams,
   type SessionService,
   T,
+  withDirInside,
+  writeFileInside,
 } from "../../core/index.js";
 import { BinaryResponse, DownloadQueryFields, fileDownload, wantsInline } from "./download.js";
 import { checkBareName, fsError, isInside, realpathOrUndefined } from "./paths.js";
@@ -152,7 +154,7 @@ export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
       responses: { 200: BinaryResponse },
       handler: async ({ params, query, signal }) => {
         const abs = await existing(params.id, query);
-        return fileDownload(abs, path.basename(abs), wantsInline(query.inline), signal);
+        return fileDownload([path.dirname(abs)], abs, path.basename(abs), wantsInline(query.inline), signal);
       },
     }),
     defineRoute({
@@ -166,7 +168,8 @@ export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
       responses: { 200: OkSchema },
       handler: async ({ params, query }) => {
         const abs = await existing(params.id, query);
-        await unlink(abs).catch((err) => {
+        const dir = path.dirname(abs);
+        await withDirInside([dir], dir, (d) => unlink(d.at(path.basename(abs)))).catch((err) => {
           throw fsError(err, path.basename(abs));
         });
         return { body: { ok: true as const } };
@@ -181,11 +184,12 @@ function tooLarge(bytes: number, max: number): void {
 
 /** Creates the file exclusively (O_EXCL), moving to the next free name on a collision: never overwrites, no race. */
 async function writeNew(dir: string, name: string, bytes: Buffer): Promise<string> {
+  const realDir = await realpath(dir);
   for (let n = 0; n < MAX_COLLISIONS; n++) {
     const candidate = candidateName(name, n);
     const abs = path.join(dir, candidate);
     try {
-      await writeFile(abs, bytes, { flag: "wx", mode: 0o600 });
+      await writeFileInside([realDir], path.join(realDir, candidate), bytes, { exclusive: true, mode: 0o600 });
       return candidate;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;

@@ -117,6 +117,8 @@ export function fsError(err: unknown, shown: string): ApiError {
     case "EACCES":
     case "EPERM":
       return ApiError.badRequest(`Permission denied: ${shown}`);
+    case "EESCAPE":
+      return ApiError.badRequest(`Path resolves outside the allowed directory: ${shown}`);
     case "ELOOP":
       return ApiError.badRequest(`Too many symbolic links: ${shown}`);
     case "ENAMETOOLONG":

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import ignore from "ignore";
+import { withDirInside } from "../../core/index.js";
 import { type EntryType, joinRel, typeOf } from "./entries.js";
 
 export interface SearchHit {
@@ -86,7 +87,10 @@ export async function searchFiles(
     signal.throwIfAborted();
     const { rel: dirRel, stack: inherited } = queue[next] as { rel: string; stack: Rules[] };
     const dirAbs = dirRel === "" ? root : path.join(root, dirRel);
-    const entries = await readdir(dirAbs, { withFileTypes: true }).catch(() => []);
+    // Listed through the opened directory, verified inside the root: a directory swapped for a link is skipped.
+    const entries = await withDirInside([root], dirAbs, (d) => readdir(d.path, { withFileTypes: true })).catch(
+      () => [],
+    );
     let stack = inherited;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
       const text = await readFile(path.join(dirAbs, ".gitignore"), "utf8").catch(() => "");

@@ -8,6 +8,7 @@ import {
   SessionIdParams,
   type SessionService,
   T,
+  withDirInside,
 } from "../../core/index.js";
 import { BinaryResponse, DownloadQueryFields, fileDownload, wantsInline } from "./download.js";
 import { byDirThenName, EntryTypeSchema, type TypedEntry, typeOf } from "./entries.js";
@@ -91,9 +92,11 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
           throw fsError(err, shown);
         });
         if (!st.isDirectory()) throw ApiError.badRequest(`Not a directory: ${shown}`);
-        const dirents = await readdir(abs, { withFileTypes: true }).catch((err) => {
-          throw fsError(err, shown);
-        });
+        const dirents = await withDirInside([root], abs, (d) => readdir(d.path, { withFileTypes: true })).catch(
+          (err) => {
+            throw fsError(err, shown);
+          },
+        );
         const visible = dirents.filter((d) => d.name !== ".git");
         const truncated = visible.length > MAX_LIST;
         const shownEntries = truncated ? visible.slice(0, MAX_LIST) : visible;
@@ -119,9 +122,12 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
         const { root, aliases } = await requireRoot(params.id);
         const entry = await resolveEntry(root, segmentsOf(query.path, aliases), query.path);
         if (entry.abs === root) throw ApiError.badRequest("Refusing to delete the session directory itself");
-        await rm(entry.abs, { recursive: true, force: false }).catch((err) => {
-          throw fsError(err, query.path);
-        });
+        // Removed through the opened parent: a parent swapped for a link meanwhile is caught, not followed.
+        await withDirInside([root], entry.parent, (d) => rm(d.at(entry.name), { recursive: true, force: false })).catch(
+          (err) => {
+            throw fsError(err, query.path);
+          },
+        );
         return { body: { ok: true as const } };
       },
     }),
@@ -171,7 +177,7 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
         const segs = segmentsOf(query.path, aliases);
         if (segs.length === 0) throw ApiError.badRequest("Not a file: the session directory");
         const abs = await resolveExisting(root, segs, query.path);
-        return fileDownload(abs, query.path, wantsInline(query.inline), signal);
+        return fileDownload([root], abs, query.path, wantsInline(query.inline), signal);
       },
     }),
     defineRoute({
@@ -228,15 +234,18 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
           throw ApiError.badRequest("Cannot move a directory into itself");
         }
         const shownDst = relativeTo(root, dst);
-        if (
-          await lstat(dst).then(
-            () => true,
-            () => false,
-          )
-        )
-          throw ApiError.conflict(`Already exists: ${shownDst}`);
-        await rename(src.abs, dst).catch((err) => {
-          throw fsError(err, shownDst);
+        // Both parents are opened and verified; the move goes through their descriptors (core/confined-fs).
+        await withDirInside([root], src.parent, (from) =>
+          withDirInside([root], dstParent, async (into) => {
+            const exists = await lstat(into.at(dstName)).then(
+              () => true,
+              () => false,
+            );
+            if (exists) throw ApiError.conflict(`Already exists: ${shownDst}`);
+            await rename(from.at(src.name), into.at(dstName));
+          }),
+        ).catch((err) => {
+          throw err instanceof ApiError ? err : fsError(err, shownDst);
         });
         return { body: { ok: true as const, from: relativeTo(root, src.abs), path: shownDst } };
       },

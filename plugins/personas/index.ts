@@ -21,7 +21,7 @@ export default definePlugin({
     const settings = ctx.services.get(SettingsToken);
     const routes = catalogRoutes({
       registry: ctx.services.get(PersonaRegistryToken),
-      defaultPersona: settings.defaultPersona,
+      defaultPersona: () => settings.defaultPersona,
       project: () => ctx.services.tryGet(ProjectContextToken),
       sessions: () => ctx.services.get(SessionServiceToken),
     });

@@ -56,7 +56,7 @@ const SkillContentSchema = T.Object(
 
 export interface CatalogDeps {
   registry: Registry<Persona>;
-  defaultPersona: string;
+  defaultPersona: () => string;
   project: () => ProjectContext | undefined;
   sessions: () => SessionService;
 }
@@ -83,7 +83,7 @@ function scopeOf(deps: CatalogDeps, q: { cwd?: string; sessionId?: string }): st
 function listPersonas(deps: CatalogDeps, cwd: string | undefined): Persona[] {
   const project = deps.project();
   if (project) return project.personas(cwd);
-  const def = deps.defaultPersona;
+  const def = deps.defaultPersona();
   return deps.registry
     .list()
     .sort((a, b) => (a.name === def ? -1 : b.name === def ? 1 : a.label.localeCompare(b.label)));

@@ -13,12 +13,14 @@ export interface ProjectContextDeps {
   home: string;
   trust: TrustStore;
   registry: Registry<Persona>;
-  defaultPersona: string;
+  defaultPersona: () => string;
   /** Hook values from config (the `hooks` config key, plugin options). */
   globalHooks: () => unknown[];
   log: Logger;
   /** Called by `reload()` (e.g. to forget cached project roots). */
   onReload?: () => void;
+  /** Called after `reload()` has dropped every cache (e.g. to announce trust prompts that appeared or cleared). */
+  afterReload?: () => void;
 }
 
 export interface ProjectView {
@@ -51,6 +53,7 @@ export class ProjectResources implements ProjectContext {
     this.global = undefined;
     this.projects.clear();
     this.instructionCache.clear();
+    this.deps.afterReload?.();
   }
 
   /** Drops one project's cache (its trust changed). */
@@ -109,7 +112,7 @@ export class ProjectResources implements ProjectContext {
     for (const scope of this.scopes(cwd))
       for (const p of scope.personas) if (!byName.has(p.name)) byName.set(p.name, p);
     for (const p of this.deps.registry.list()) if (!byName.has(p.name)) byName.set(p.name, p);
-    const def = this.deps.defaultPersona;
+    const def = this.deps.defaultPersona();
     return [...byName.values()].sort((a, b) =>
       a.name === def ? -1 : b.name === def ? 1 : a.label.localeCompare(b.label) || a.name.localeCompare(b.name),
     );
@@ -117,7 +120,7 @@ export class ProjectResources implements ProjectContext {
 
   persona(name: string, cwd: string): Persona | undefined {
     const all = this.personas(cwd);
-    return all.find((p) => p.name === name) ?? all.find((p) => p.name === this.deps.defaultPersona);
+    return all.find((p) => p.name === name) ?? all.find((p) => p.name === this.deps.defaultPersona());
   }
 
   skills(cwd?: string): Skill[] {

@@ -6,12 +6,13 @@ import {
   ProjectContextToken,
   ProjectTrustToken,
   SessionServiceToken,
+  SessionStoreToken,
   SettingsToken,
   T,
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes, trustStatus } from "./routes.js";
+import { projectRoutes, trustPrompt, trustStatus } from "./routes.js";
 import { hasAny } from "./scan.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
@@ -73,15 +74,37 @@ export default definePlugin({
   register(ctx) {
     const settings = ctx.services.get(SettingsToken);
     const roots = cachedRoots();
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    /** Ids of the sessions that currently show a trust prompt. */
+    const prompted = (): Set<string> => {
+      const svc = sessions();
+      const ids = new Set<string>();
+      for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
+        if (svc.projectTrust(rec.cwd)) ids.add(rec.id);
+      }
+      return ids;
+    };
+    let promptedBefore = new Set<string>();
     const trust = new TrustStore(join(ctx.home, "trust.json"), roots.rootOf, ctx.log);
     const resources = new ProjectResources({
       home: ctx.home,
       trust,
       registry: ctx.services.get(PersonaRegistryToken),
-      defaultPersona: settings.defaultPersona,
+      defaultPersona: () => settings.defaultPersona,
       globalHooks: () => [settings.raw.hooks, ctx.options.hooks].filter((v) => v !== undefined),
       log: ctx.log,
-      onReload: roots.clear,
+      onReload: () => {
+        promptedBefore = prompted();
+        roots.clear();
+      },
+      afterReload: () => {
+        // Resources appear or go away on a re-scan: announce sessions whose trust prompt did.
+        const now = prompted();
+        const svc = sessions();
+        for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
+          if (now.has(rec.id) !== promptedBefore.has(rec.id)) svc.announce("session_update", rec);
+        }
+      },
     });
     states.set(ctx, { trust, resources });
     ctx.services.provide(ProjectTrustToken, trust);
@@ -90,7 +113,6 @@ export default definePlugin({
     for (const route of projectRoutes(trust, resources)) ctx.routes.add(route);
     ctx.tools.add(skillTool(() => resources));
 
-    const sessions = () => ctx.services.get(SessionServiceToken);
     const hooks = new ToolHookRunner({
       hooks: (cwd) => resources.hooks(cwd),
       projectRoot: (cwd) => trust.projectRoot(cwd),
@@ -123,13 +145,24 @@ export default definePlugin({
       if (rec) askTrust(sessionId, rec.cwd);
     });
     ctx.events.on("session.deleted", ({ sessionId }) => asked.delete(sessionId));
+
+    // A decision (either way) clears the prompt of every session of that project: one session_update each, on its
+    // own stream and on the all-sessions feed.
+    ctx.onDispose(
+      trust.onChange((root) => {
+        const svc = sessions();
+        for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
+          if (trust.projectRoot(rec.cwd) === root) svc.announce("session_update", rec);
+        }
+      }),
+    );
   },
   start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
     // Global and trusted project personas are valid at session creation, not only registered ones.
-    ctx.services
-      .get(SessionServiceToken)
-      .setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
+    const svc = ctx.services.get(SessionServiceToken);
+    svc.setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
+    svc.setProjectTrustProbe((cwd) => trustPrompt(state.trust, state.resources, cwd));
   },
 });

@@ -1,8 +1,16 @@
-import { defineRoute, OkSchema, T, type TrustRecord } from "../../core/index.js";
+import {
+  defineRoute,
+  OkSchema,
+  type ProjectResourceNames,
+  ProjectResourcesSchema,
+  type ProjectTrustPrompt,
+  T,
+  type TrustRecord,
+} from "../../core/index.js";
 import type { ProjectResources } from "./context.js";
 import { describeHook } from "./hooks.js";
 import { requireDirectory } from "./paths.js";
-import { hasAny } from "./scan.js";
+import { hasAny, type Resources } from "./scan.js";
 import type { TrustStore } from "./trust.js";
 
 const CwdSchema = T.String({
@@ -10,21 +18,6 @@ const CwdSchema = T.String({
   maxLength: 4096,
   description: "An absolute, existing directory; its project is the git top level, else the directory itself",
 });
-
-const Names = (description: string) => T.Array(T.String(), { description });
-
-export const ProjectResourcesSchema = T.Object(
-  {
-    personas: Names("Persona names in .agentd/personas"),
-    skills: Names("Skill names in .agentd/skills"),
-    rules: Names("Rule names in .agentd/rules"),
-    contextFiles: Names("AGENTS.md / CLAUDE.md at the project root"),
-    mcp: Names("MCP server names in .agentd/mcp.json"),
-    hooks: Names('Hooks in .agentd/hooks.json, as "<event> [matcher]: <command>"'),
-    ssh: Names("SSH hosts in .agentd/ssh.json"),
-  },
-  { title: "ProjectResources", description: "Project-local resources, listed whatever the trust" },
-);
 
 export const ProjectTrustSchema = T.Object(
   {
@@ -48,6 +41,32 @@ const TrustRecordSchema = T.Object(
 const TrustQuery = T.Object({ cwd: CwdSchema });
 const TrustBody = T.Object({ cwd: CwdSchema, trusted: T.Boolean() }, { additionalProperties: false });
 
+/** What a project would load, by kind (the shape of the trust prompt and of `project_trust_required`). */
+export function resourceNames(local: Resources): ProjectResourceNames {
+  return {
+    personas: local.personas.map((p) => p.name),
+    skills: local.skills.map((s) => s.name),
+    rules: local.rules.map((r) => r.name),
+    contextFiles: local.contextFiles.map((c) => c.name),
+    mcp: local.mcp,
+    hooks: local.hooks.map(describeHook),
+    ssh: local.ssh,
+  };
+}
+
+/** The trust prompt of the project containing `cwd`: only while it is undecided and has local resources. */
+export function trustPrompt(
+  trust: TrustStore,
+  resources: ProjectResources,
+  cwd: string,
+): ProjectTrustPrompt | undefined {
+  const root = trust.projectRoot(cwd);
+  if (trust.decision(root)) return undefined;
+  const local = resources.projectResources(root);
+  if (!hasAny(local)) return undefined;
+  return { required: true, path: root, resources: resourceNames(local) };
+}
+
 /** The trust status and local resources of the project containing `cwd` (an existing directory). */
 export function trustStatus(trust: TrustStore, resources: ProjectResources, dir: string) {
   const view = resources.view(dir);
@@ -58,15 +77,7 @@ export function trustStatus(trust: TrustStore, resources: ProjectResources, dir:
     trusted: decision?.trusted === true,
     decidedAt: decision?.decidedAt || null,
     hasLocalResources: hasAny(local),
-    resources: {
-      personas: local.personas.map((p) => p.name),
-      skills: local.skills.map((s) => s.name),
-      rules: local.rules.map((r) => r.name),
-      contextFiles: local.contextFiles.map((c) => c.name),
-      mcp: local.mcp,
-      hooks: local.hooks.map(describeHook),
-      ssh: local.ssh,
-    },
+    resources: resourceNames(local),
     problems: local.problems,
   };
 }

@@ -21,6 +21,6 @@ export default definePlugin({
     const provider = createOpenAIProvider(() => ctx.services.get(SettingsToken).provider, { log: ctx.log });
     ctx.providers.add(provider);
     const cache = new ModelCache(() => join(ctx.dataDir(), "models.json"), ctx.log);
-    for (const route of providerRoutes(provider, cache)) ctx.routes.add(route);
+    for (const route of providerRoutes(provider, cache, () => ctx.services.get(SettingsToken))) ctx.routes.add(route);
   },
 });

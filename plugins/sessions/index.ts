@@ -1,8 +1,10 @@
 import {
+  type AnyRoute,
   DEFAULT_HISTORY_TURNS,
   definePlugin,
   defineRoute,
   HistoryPageFields,
+  MAX_SEQ,
   OkSchema,
   SessionIdParams,
   type SessionRecord,
@@ -13,6 +15,8 @@ import {
   SessionSummarySchema,
   T,
 } from "../../core/index.js";
+
+import { transferRoutes } from "./transfer-routes.js";
 
 const CreateSessionRequest = T.Object(
   {
@@ -35,6 +39,14 @@ const CreateSessionResponse = T.Object(
   { title: "CreateSessionResponse" },
 );
 
+export const ForkSessionResponse = T.Object(
+  {
+    id: T.String({ description: "The new session's id" }),
+    session: SessionSchema,
+  },
+  { title: "ForkSessionResponse", description: "The new session in full, as GET /sessions/{id} returns it" },
+);
+
 const SessionPage = T.Object(
   {
     sessions: T.Array(SessionSummarySchema),
@@ -48,7 +60,7 @@ const SessionPage = T.Object(
 const ListQuery = T.Object({
   q: T.Optional(T.String({ maxLength: 500, description: "Text search over titles and message text" })),
   limit: T.Optional(T.Integer({ minimum: 1, maximum: 200, description: "Page size (default 50)" })),
-  offset: T.Optional(T.Integer({ minimum: 0, description: "Default 0" })),
+  offset: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Default 0" })),
 });
 
 const TurnsQuery = T.Object({
@@ -58,7 +70,7 @@ const TurnsQuery = T.Object({
 });
 
 const HistoryQuery = T.Object({
-  before: T.Integer({ minimum: 0, description: "Page strictly before this message seq" }),
+  before: T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Page strictly before this message seq" }),
   turns: T.Optional(T.Integer({ minimum: 1, maximum: 100000 })),
 });
 
@@ -86,7 +98,7 @@ export default definePlugin({
     const svc = (): SessionService => ctx.services.get(SessionServiceToken);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
-    const routes = [
+    const routes: AnyRoute[] = [
       defineRoute({
         method: "GET",
         path: "/sessions",
@@ -177,8 +189,14 @@ export default definePlugin({
         tags,
         params: SessionIdParams,
         errors: [409],
-        responses: { 201: CreateSessionResponse },
-        handler: ({ params }) => created(svc().fork(params.id)),
+        responses: { 201: ForkSessionResponse },
+        handler: ({ params, apiBase }) => {
+          const fork = svc().fork(params.id);
+          return {
+            status: 201,
+            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, apiBase) },
+          };
+        },
       }),
       defineRoute({
         method: "POST",
@@ -249,7 +267,7 @@ export default definePlugin({
         tags: ["events"],
         params: SessionIdParams,
         query: T.Object({
-          after: T.Optional(T.Integer({ minimum: 0, description: "Only events with seq > after" })),
+          after: T.Optional(T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "Only events with seq > after" })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: AUDIT_PAGE })),
         }),
         responses: { 200: T.Object({ events: T.Array(StoredEventSchema) }, { title: "EventHistory" }) },
@@ -266,6 +284,7 @@ export default definePlugin({
         },
       }),
     ];
+    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken)));
     for (const r of routes) ctx.routes.add(r);
   },
 });

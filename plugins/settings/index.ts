@@ -6,6 +6,7 @@ import {
   RouteRegistryToken,
   SessionIdParams,
   SessionServiceToken,
+  type SettingSource,
   SettingsToken,
   type Static,
   T,
@@ -59,6 +60,16 @@ const ReasoningOptionsSchema = T.Object(
   { title: "ReasoningOptions" },
 );
 
+const LayeredValueSchema = T.Object(
+  {
+    value: T.Optional(T.Unknown({ description: "Absent when unset, and always for the API key" })),
+    source: T.Union([T.Literal("default"), T.Literal("config"), T.Literal("settings"), T.Literal("env")], {
+      description: "default < config (config file) < settings (settings.json) < env (environment variable)",
+    }),
+  },
+  { title: "LayeredSetting" },
+);
+
 const ClientConfigSchema = T.Object(
   {
     version: T.String({ description: "Daemon version" }),
@@ -76,6 +87,19 @@ const ClientConfigSchema = T.Object(
     reasoningDialect: T.String(),
     memoryEnabled: T.Boolean(),
     showReasoning: T.Boolean(),
+    permissionMode: T.Union([T.Literal("default"), T.Literal("bypass")], {
+      description: "Permission mode of new sessions",
+    }),
+    maxTurnIterations: T.Integer({ description: "Default per-turn model-call cap" }),
+    reasoning: T.Union([T.String(), T.Null()], {
+      description: "Reasoning level of new sessions (null: model default)",
+    }),
+    settings: T.Record(T.String(), LayeredValueSchema, {
+      description:
+        "Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, " +
+        "permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has " +
+        "no value, only its source (see hasApiKey)",
+    }),
     features: T.Object({
       memory: T.Boolean(),
       web: T.Boolean(),
@@ -100,6 +124,17 @@ export function publicBaseUrl(raw: string | undefined): string | null {
   }
 }
 
+/** The layered settings with anything that could carry a secret left out (the key; credentials in the URL). */
+function publicLayers(s: DaemonSettings): Record<string, { value?: unknown; source: SettingSource }> {
+  const layers: Record<string, { value?: unknown; source: SettingSource }> = { ...s.layers() };
+  const base = layers["provider.baseURL"];
+  if (base?.value !== undefined) {
+    layers["provider.baseURL"] = { source: base.source, value: publicBaseUrl(String(base.value)) };
+  }
+  layers["provider.apiKey"] = { source: layers["provider.apiKey"]?.source ?? "default" };
+  return layers;
+}
+
 /** Client-facing configuration, appearance settings and reasoning options. */
 export default definePlugin({
   manifest: {
@@ -121,7 +156,7 @@ export default definePlugin({
 
     const theme = (): string | null => {
       const themes = ctx.services.get(ThemeRegistryToken);
-      const wanted = options.theme ?? "dark";
+      const wanted = settings().theme ?? options.theme ?? "dark";
       if (themes.has(wanted)) return wanted;
       return themes.list()[0]?.id ?? null;
     };
@@ -167,6 +202,10 @@ export default definePlugin({
               reasoningDialect: dialect(),
               memoryEnabled: f.memory,
               showReasoning: appearance.get().showReasoning,
+              permissionMode: s.permissionMode,
+              maxTurnIterations: s.maxTurnIterations,
+              reasoning: s.reasoning ?? null,
+              settings: publicLayers(s),
               features: f,
             },
           };

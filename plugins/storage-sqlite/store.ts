@@ -255,6 +255,10 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
+  readMessages(sessionId: string, afterSeq: number, limit: number): StoredMessage[] {
+    return this.q.messagesAfter.all(sessionId, afterSeq, Math.max(1, Math.floor(limit))).map(messageFromRow);
+  }
+
   /**
    * Read for every model call, so served from memory once read: the rows are kept per session (the most recently
    * used ones, bounded) and kept up to date by appends; anything else that changes the working set drops them.
@@ -429,6 +433,8 @@ function prepareStatements(db: Database.Database) {
       WHERE session_id = ? AND seq < ? AND role = 'user' ORDER BY seq DESC LIMIT 1 OFFSET ?`),
     messageRange: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
       WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`),
+    messagesAfter: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     anyBefore: prep<[string, number], { one: number }>(
       "SELECT 1 AS one FROM messages WHERE session_id = ? AND seq < ? LIMIT 1",
     ),

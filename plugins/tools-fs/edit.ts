@@ -1,7 +1,15 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { EditorGoneError, T, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/index.js";
+import {
+  EditorGoneError,
+  readFileInside,
+  T,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+  writeFileInside,
+} from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -97,7 +105,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       }
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
-      const { abs, display } = resolved.path;
+      const { abs, display, roots } = resolved.path;
 
       let content: string;
       let encoding: BufferEncoding = "utf8";
@@ -115,7 +123,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             );
           }
           await mkdir(path.dirname(abs), { recursive: true });
-          await writeFile(abs, newString);
+          await writeFileInside(roots, abs, newString);
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
@@ -134,7 +142,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             "Use a shell tool (sed, a script) for files this large.",
           );
         }
-        const raw = await readFile(abs, { signal: ctx.signal });
+        const raw = await readFileInside(roots, abs, ctx.signal);
         if (looksBinary(raw)) return fail("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
         // A UTF-8 decode/encode round trip would replace every invalid byte (a Latin-1 file, a stray byte) with
         // U+FFFD all over the file. Latin-1 maps each byte to one character, so the untouched parts stay byte-exact.
@@ -145,8 +153,9 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         }
         content = raw.toString(encoding);
         // The editor's buffer (unsaved changes included) is what gets edited when an editor is attached.
-        if (encoding === "utf8" && ctx.editor?.read)
+        if (encoding === "utf8" && ctx.editor?.read) {
           content = (await ctx.editor.read(abs).catch(() => undefined)) ?? content;
+        }
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         return fsFailure(err, display);
@@ -161,7 +170,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           );
         }
         return writeResult(
-          { abs, display, updated: newString, encoding, first: 1, last: 1 },
+          { abs, roots, display, updated: newString, encoding, first: 1, last: 1 },
           "filled the empty file",
           ctx,
         );
@@ -205,13 +214,14 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
       const summary = `replaced ${plural(at.length, "occurrence")}`;
-      return writeResult({ abs, display, updated, encoding, first, last }, summary, ctx);
+      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx);
     },
   });
 }
 
 interface Edited {
   abs: string;
+  roots: string[];
   display: string;
   updated: string;
   encoding: BufferEncoding;
@@ -222,6 +232,7 @@ interface Edited {
 async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promise<ToolResult> {
   ctx.signal.throwIfAborted();
   try {
+    // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
     const viaEditor =
       e.encoding === "utf8" && ctx.editor?.write
         ? await ctx.editor.write(e.abs, e.updated).then(
@@ -229,7 +240,7 @@ async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promis
             (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
           )
         : "gone";
-    if (viaEditor === "gone") await writeFile(e.abs, Buffer.from(e.updated, e.encoding));
+    if (viaEditor === "gone") await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
     else if (viaEditor !== "written") {
       return fail("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
     }

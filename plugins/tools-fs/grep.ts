@@ -1,6 +1,6 @@
 import { lstat, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition } from "../../core/index.js";
+import { T, type ToolDefinition, withFileInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { checkPattern } from "./glob.js";
 import type { FsLimits } from "./limits.js";
@@ -283,7 +283,7 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
       const input = stringArg(args, "path") ?? ".";
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
-      const { abs, display, root } = resolved.path;
+      const { abs, display, root, roots } = resolved.path;
 
       let targets: Targets;
       try {
@@ -307,7 +307,7 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
         return fsFailure(err, display);
       }
       const out = new Output(limits.grepMaxBytes);
-      const skipped = await searchFiles(targets, root, s, out, ctx.signal);
+      const skipped = await searchFiles(targets, root, roots, s, out, ctx.signal);
       return report(pattern, display, s, out, skipped, targets.walkTruncated);
     },
   });
@@ -319,7 +319,14 @@ interface Skipped {
   unreadable: string[];
 }
 
-async function searchFiles(t: Targets, root: string, s: Search, out: Output, signal: AbortSignal): Promise<Skipped> {
+async function searchFiles(
+  t: Targets,
+  root: string,
+  roots: string[],
+  s: Search,
+  out: Output,
+  signal: AbortSignal,
+): Promise<Skipped> {
   const skipped: Skipped = { large: [], binary: 0, unreadable: [] };
   const maxLineBytes = Math.max(s.limits.grepMaxLineBytes, 1);
   const chunkBytes = Math.max(s.limits.grepChunkBytes, 16);
@@ -337,13 +344,16 @@ async function searchFiles(t: Targets, root: string, s: Search, out: Output, sig
     }
     const search = new FileSearch(shown, s, out);
     try {
-      const outcome = await scanLines(
-        file,
-        chunkBytes,
-        maxLineBytes,
-        signal,
-        (line) => search.line(line),
-        (run, first, count) => search.skippable(run, first, count),
+      // Scanned through the opened, verified descriptor: a file swapped for a link meanwhile is not followed.
+      const outcome = await withFileInside(roots, file, (opened) =>
+        scanLines(
+          opened,
+          chunkBytes,
+          maxLineBytes,
+          signal,
+          (line) => search.line(line),
+          (run, first, count) => search.skippable(run, first, count),
+        ),
       );
       if (outcome === "binary") skipped.binary++;
     } catch (err) {

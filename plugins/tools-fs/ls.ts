@@ -1,7 +1,7 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir, readlink, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition } from "../../core/index.js";
+import { T, type ToolDefinition, withDirInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -38,7 +38,7 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       const limit = limitArg(args, "limit", limits.lsMaxLimit, limits.lsDefaultLimit);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
-      const { abs, display } = resolved.path;
+      const { abs, display, roots } = resolved.path;
 
       let entries: Dirent[];
       try {
@@ -49,7 +49,8 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
             `Use read with path "${display}".`,
           );
         }
-        entries = await readdir(abs, { withFileTypes: true });
+        // Listed through the opened, verified directory: a swap for a link meanwhile is caught (core/confined-fs).
+        entries = await withDirInside(roots, abs, (d) => readdir(d.path, { withFileTypes: true }));
       } catch (err) {
         return fsFailure(err, display);
       }

@@ -30,6 +30,8 @@ export interface ResolvedPath {
   display: string;
   /** The realpath of the working directory (the display base). */
   root: string;
+  /** The directories `abs` is confined to (realpaths): every open is verified against them (core/confined-fs). */
+  roots: string[];
 }
 
 export type Resolution = { ok: true; path: ResolvedPath } | { ok: false; result: ToolResult };
@@ -131,5 +133,5 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
       ),
     };
   }
-  return { ok: true, path: { abs, display: displayPath(root, abs), root } };
+  return { ok: true, path: { abs, display: displayPath(root, abs), root, roots: plans ? [root, plans] : [root] } };
 }

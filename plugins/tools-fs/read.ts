@@ -1,5 +1,5 @@
 import { open, readFile, stat } from "node:fs/promises";
-import { T, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/index.js";
+import { T, type ToolContext, type ToolDefinition, type ToolResult, withFileInside } from "../../core/index.js";
 import { formatBytes, imageMime, looksBinary, numbered, plural, readHead } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
@@ -122,7 +122,7 @@ function footer(s: Slice, maxLineChars: number): string {
   return notes.length ? `\n\n${notes.join("\n")}` : "";
 }
 
-async function readImage(abs: string, display: string, mime: string, size: number, limits: FsLimits) {
+async function readImage(file: string, abs: string, display: string, mime: string, size: number, limits: FsLimits) {
   if (size > limits.readMaxImageBytes) {
     return fail(
       "too_large",
@@ -130,12 +130,46 @@ async function readImage(abs: string, display: string, mime: string, size: numbe
       "Downscale it with a shell command into a temporary file and read that instead.",
     );
   }
-  const data = await readFile(abs);
+  const data = await readFile(file);
   return {
     content: `Image ${display} (${mime}, ${formatBytes(size)}) is attached.`,
     images: [{ dataUrl: `data:${mime};base64,${data.toString("base64")}` }],
     meta: { path: abs, mime, bytes: size },
   } satisfies ToolResult;
+}
+
+export function createReadTool(limits: FsLimits): ToolDefinition {
+  return defineTool({
+    name: "read",
+    readOnly: true,
+    description:
+      "Read a text file, returned with line numbers (`cat -n` style). Paths are relative to the working directory. " +
+      `Returns at most ${limits.readMaxLines} lines and ${formatBytes(limits.readMaxBytes)} per call; use offset and ` +
+      `limit to page through longer files. Lines over ${limits.readMaxLineChars} characters are truncated. ` +
+      "PNG, JPEG, GIF and WebP images are attached as images. Other binary files are refused; use ls for directories.",
+    parameters: T.Object(
+      {
+        path: T.String({ description: "File path, relative to the working directory or absolute." }),
+        offset: T.Optional(T.Integer({ minimum: 1, description: "First line to return (1-based). Default 1." })),
+        limit: T.Optional(
+          T.Integer({ minimum: 1, description: `Lines to return (default and at most ${limits.readMaxLines}).` }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    async run(args, ctx: ToolContext) {
+      const input = requiredString(args, "path");
+      const offset = intArg(args, "offset", 1, Number.MAX_SAFE_INTEGER) ?? 1;
+      const limit = limitArg(args, "limit", limits.readMaxLines, limits.readMaxLines);
+      const resolved = await resolvePath(ctx, input, "read");
+      if (!resolved.ok) return resolved.result;
+      const { abs, display, roots } = resolved.path;
+      // Everything below reads one opened, verified descriptor (`file`): a swap of the path meanwhile is not seen.
+      return withFileInside(roots, abs, (file) => readOpened(file, abs, display, offset, limit, limits, ctx)).catch(
+        (err: unknown) => fsFailure(err, display),
+      );
+    },
+  });
 }
 
 /** The editor's text of a file (its buffer, unsaved changes included), paged like a file on disk. */
@@ -190,83 +224,64 @@ function editorSlice(text: string, abs: string, display: string, offset: number,
   } satisfies ToolResult;
 }
 
-export function createReadTool(limits: FsLimits): ToolDefinition {
-  return defineTool({
-    name: "read",
-    readOnly: true,
-    description:
-      "Read a text file, returned with line numbers (`cat -n` style). Paths are relative to the working directory. " +
-      `Returns at most ${limits.readMaxLines} lines and ${formatBytes(limits.readMaxBytes)} per call; use offset and ` +
-      `limit to page through longer files. Lines over ${limits.readMaxLineChars} characters are truncated. ` +
-      "PNG, JPEG, GIF and WebP images are attached as images. Other binary files are refused; use ls for directories.",
-    parameters: T.Object(
-      {
-        path: T.String({ description: "File path, relative to the working directory or absolute." }),
-        offset: T.Optional(T.Integer({ minimum: 1, description: "First line to return (1-based). Default 1." })),
-        limit: T.Optional(
-          T.Integer({ minimum: 1, description: `Lines to return (default and at most ${limits.readMaxLines}).` }),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    async run(args, ctx: ToolContext) {
-      const input = requiredString(args, "path");
-      const offset = intArg(args, "offset", 1, Number.MAX_SAFE_INTEGER) ?? 1;
-      const limit = limitArg(args, "limit", limits.readMaxLines, limits.readMaxLines);
-      const resolved = await resolvePath(ctx, input, "read");
-      if (!resolved.ok) return resolved.result;
-      const { abs, display } = resolved.path;
+async function readOpened(
+  file: string,
+  abs: string,
+  display: string,
+  offset: number,
+  limit: number,
+  limits: FsLimits,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  let size: number;
+  let head: Buffer;
+  try {
+    const st = await stat(file);
+    if (st.isDirectory()) {
+      return fail("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
+    }
+    if (!st.isFile()) return fail("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
+    size = st.size;
+    head = await readHead(file);
+  } catch (err) {
+    return fsFailure(err, display);
+  }
 
-      let size: number;
-      let head: Buffer;
-      try {
-        const st = await stat(abs);
-        if (st.isDirectory()) {
-          return fail("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
-        }
-        if (!st.isFile()) return fail("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
-        size = st.size;
-        head = await readHead(abs);
-      } catch (err) {
-        return fsFailure(err, display);
-      }
+  const mime = imageMime(head);
+  if (mime) return readImage(file, abs, display, mime, size, limits);
+  if (looksBinary(head)) {
+    return fail(
+      "invalid_arguments",
+      `${display} is a binary file (${formatBytes(size)}) and cannot be shown as text.`,
+      "Inspect it with a shell command such as `file` or `xxd | head`, or read a text file instead.",
+    );
+  }
+  if (ctx.editor?.read) {
+    // The editor's buffer (unsaved changes included) when an editor is attached; the disk when it cannot answer.
+    const text = await ctx.editor.read(abs).catch(() => undefined);
+    if (text !== undefined) return editorSlice(text, abs, display, offset, limit, limits);
+  }
+  if (size === 0) {
+    if (offset > 1) return fail("invalid_arguments", `${display} is empty.`, "Call read without offset.");
+    return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0 } };
+  }
 
-      const mime = imageMime(head);
-      if (mime) return readImage(abs, display, mime, size, limits);
-      if (looksBinary(head)) {
-        return fail(
-          "invalid_arguments",
-          `${display} is a binary file (${formatBytes(size)}) and cannot be shown as text.`,
-          "Inspect it with a shell command such as `file` or `xxd | head`, or read a text file instead.",
-        );
-      }
-      if (ctx.editor?.read) {
-        const text = await ctx.editor.read(abs).catch(() => undefined);
-        if (text !== undefined) return editorSlice(text, abs, display, offset, limit, limits);
-      }
-      if (size === 0) {
-        if (offset > 1) return fail("invalid_arguments", `${display} is empty.`, "Call read without offset.");
-        return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0 } };
-      }
-
-      const slice = await readSlice(abs, offset, limit, limits, ctx.signal);
-      if (slice.lines.length === 0) {
-        return fail(
-          "invalid_arguments",
-          `offset ${offset} is past the end of ${display}, which has ${plural(slice.total ?? 0, "line")}.`,
-          "Use a smaller offset (lines are numbered from 1).",
-        );
-      }
-      return {
-        content: slice.lines.join("\n") + footer(slice, limits.readMaxLineChars),
-        meta: {
-          path: abs,
-          startLine: slice.first,
-          endLine: slice.last,
-          totalLines: slice.total,
-          truncated: slice.byteCapped || slice.total === undefined || slice.last < slice.total,
-        },
-      };
+  const slice = await readSlice(file, offset, limit, limits, ctx.signal);
+  if (slice.lines.length === 0) {
+    return fail(
+      "invalid_arguments",
+      `offset ${offset} is past the end of ${display}, which has ${plural(slice.total ?? 0, "line")}.`,
+      "Use a smaller offset (lines are numbered from 1).",
+    );
+  }
+  return {
+    content: slice.lines.join("\n") + footer(slice, limits.readMaxLineChars),
+    meta: {
+      path: abs,
+      startLine: slice.first,
+      endLine: slice.last,
+      totalLines: slice.total,
+      truncated: slice.byteCapped || slice.total === undefined || slice.last < slice.total,
     },
-  });
+  };
 }

@@ -44,6 +44,12 @@ export function fsFailure(err: unknown, display: string): ToolResult {
       );
     case "ELOOP":
       return fail("invalid_arguments", `${display} is a symbolic link loop.`, "Use the link's real target path.");
+    case "EESCAPE":
+      return fail(
+        "outside_workspace",
+        `${display} changed while it was being opened and now resolves outside the working directory.`,
+        "Use a path inside the working directory.",
+      );
     case "EMFILE":
     case "ENFILE":
     case "EBUSY":

@@ -3,6 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
+import { withDirInside } from "../../core/index.js";
 
 export interface FileListing {
   /** Paths relative to the listed root, "/"-separated, files only (symbolic links included, never followed). */
@@ -71,7 +72,10 @@ async function walk(root: string, signal: AbortSignal, maxFiles: number): Promis
   const visit = async (dirRel: string, inherited: Rules[]): Promise<boolean> => {
     signal.throwIfAborted();
     const dirAbs = dirRel === "" ? root : path.join(root, dirRel);
-    const entries = await readdir(dirAbs, { withFileTypes: true }).catch(() => []);
+    // Listed through the opened directory, verified inside the root: a directory swapped for a link is skipped.
+    const entries = await withDirInside([root], dirAbs, (d) => readdir(d.path, { withFileTypes: true })).catch(
+      () => [],
+    );
     let stack = inherited;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
       const text = await readFile(path.join(dirAbs, ".gitignore"), "utf8").catch(() => "");

@@ -1,6 +1,6 @@
-import { lstat, mkdir, readFile, writeFile } from "node:fs/promises";
+import { lstat, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { EditorGoneError, T, type ToolDefinition } from "../../core/index.js";
+import { EditorGoneError, readFileInside, T, type ToolDefinition, writeFileInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineTool, fail, fsFailure, requiredString } from "./result.js";
@@ -31,7 +31,7 @@ export function createWriteTool(): ToolDefinition {
       const content = requiredString(args, "content", true);
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
-      const { abs, display, root } = resolved.path;
+      const { abs, display, root, roots } = resolved.path;
       const bytes = Buffer.byteLength(content);
       const data = Buffer.from(content);
 
@@ -48,7 +48,7 @@ export function createWriteTool(): ToolDefinition {
           return fail("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
         if (st) {
           previous = st.size;
-          if (st.size === bytes && (await readFile(abs)).equals(data)) {
+          if (st.size === bytes && (await readFileInside(roots, abs)).equals(data)) {
             return {
               content: `${display} already has this content (${formatBytes(bytes)}); nothing was written.`,
               meta: { path: abs, created: false, changed: false, bytes },
@@ -57,6 +57,7 @@ export function createWriteTool(): ToolDefinition {
         }
         ctx.signal.throwIfAborted();
         const madeDir = await mkdir(path.dirname(abs), { recursive: true });
+        // Through the verified parent directory, never through a link swapped in meanwhile (core/confined-fs).
         // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
         const viaEditor = ctx.editor?.write
           ? await ctx.editor.write(abs, content).then(
@@ -64,7 +65,7 @@ export function createWriteTool(): ToolDefinition {
               (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
             )
           : "gone";
-        if (viaEditor === "gone") await writeFile(abs, data);
+        if (viaEditor === "gone") await writeFileInside(roots, abs, data);
         else if (viaEditor !== "written") {
           return fail("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
         }

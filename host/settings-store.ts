@@ -1,0 +1,262 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Type as T } from "@sinclair/typebox";
+import type { ValidateFunction } from "ajv";
+import { ApiError } from "../core/errors.js";
+import { writePrivateFile } from "../core/files.js";
+import {
+  type DaemonSettings,
+  LAYERED_KEYS,
+  type LayeredKey,
+  type PermissionMode,
+  type SettingSource,
+  type UserSettings,
+  type UserSettingsPatch,
+} from "../core/registries.js";
+import { ConfigError, describeConfigError, type GlobalConfig } from "./config.js";
+import { loadAjv } from "./lazy.js";
+
+export const SETTINGS_FILE = "settings.json";
+export const DEFAULT_TURN_CAP = 500;
+
+/** The keys of `<home>/settings.json`; the same meaning as the config keys of the same name. */
+export const SettingsFileSchema = T.Object(
+  {
+    provider: T.Optional(
+      T.Object(
+        {
+          baseURL: T.Optional(T.String({ pattern: "^https?://" })),
+          apiKey: T.Optional(T.String()),
+          model: T.Optional(T.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    defaultPersona: T.Optional(T.String({ minLength: 1 })),
+    maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
+    permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),
+    theme: T.Optional(T.String({ minLength: 1 })),
+    reasoning: T.Optional(T.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+let validate: ValidateFunction | undefined;
+
+function check(value: unknown, file: string): UserSettings {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError(`${file}: the settings must be a JSON object`);
+  }
+  if (!validate) {
+    const { Ajv } = loadAjv();
+    validate = new Ajv({ allErrors: false, strict: false }).compile(SettingsFileSchema);
+  }
+  if (!validate(value)) throw new ConfigError(`${file}: ${describeConfigError(validate.errors?.[0])}`);
+  return value as UserSettings;
+}
+
+/**
+ * Reads `<home>/settings.json`. Missing: no settings. Broken JSON or an invalid key: a ConfigError naming the
+ * file and the key (the daemon refuses to start rather than silently resetting what the user chose).
+ */
+export function readSettingsFile(home: string): UserSettings {
+  const file = join(home, SETTINGS_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new ConfigError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: not valid JSON (${(err as Error).message}); fix or remove the file`);
+  }
+  return check(parsed, file);
+}
+
+/** Environment variables that override a layered key. */
+const ENV_OF: Partial<Record<LayeredKey, string>> = {
+  "provider.baseURL": "OPENAI_BASE_URL",
+  "provider.apiKey": "OPENAI_API_KEY",
+  "provider.model": "AGENTD_MODEL",
+};
+
+type Layer = Record<LayeredKey, unknown>;
+
+function flatten(v: {
+  provider?: { baseURL?: unknown; apiKey?: unknown; model?: unknown };
+  defaultPersona?: unknown;
+  maxTurnIterations?: unknown;
+  permissionMode?: unknown;
+  theme?: unknown;
+  reasoning?: unknown;
+}): Layer {
+  return {
+    "provider.baseURL": v.provider?.baseURL,
+    "provider.apiKey": v.provider?.apiKey,
+    "provider.model": v.provider?.model,
+    defaultPersona: v.defaultPersona,
+    maxTurnIterations: v.maxTurnIterations,
+    permissionMode: v.permissionMode,
+    theme: v.theme,
+    reasoning: v.reasoning,
+  };
+}
+
+const DEFAULTS: Layer = {
+  "provider.baseURL": undefined,
+  "provider.apiKey": undefined,
+  "provider.model": undefined,
+  defaultPersona: "default",
+  maxTurnIterations: DEFAULT_TURN_CAP,
+  permissionMode: "default",
+  theme: undefined,
+  reasoning: undefined,
+};
+
+function applyPatch(current: UserSettings, patch: UserSettingsPatch): UserSettings {
+  const next: Record<string, unknown> = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (k === "provider") continue;
+    if (v === null) delete next[k];
+    else if (v !== undefined) next[k] = v;
+  }
+  if (patch.provider) {
+    const provider: Record<string, unknown> = { ...current.provider };
+    for (const [k, v] of Object.entries(patch.provider)) {
+      if (v === null) delete provider[k];
+      else if (v !== undefined) provider[k] = v;
+    }
+    if (Object.keys(provider).length) next.provider = provider;
+    else delete next.provider;
+  }
+  return next as UserSettings;
+}
+
+/**
+ * The daemon's settings, layered: built-in defaults < the config file < `<home>/settings.json` < environment
+ * variables. Reads are live; `update` validates, writes the file atomically (0600) and swaps the in-memory copy in
+ * one synchronous step, so concurrent requests are serialised and none of their changes is lost.
+ */
+export class LayeredSettings implements DaemonSettings {
+  readonly home: string;
+  readonly version: string;
+  defaultCwd: string;
+  raw: Record<string, unknown>;
+  private user: UserSettings;
+  private readonly configLayer: Layer;
+  private readonly envLayer: Layer;
+  private readonly file: string;
+
+  constructor(opts: {
+    home: string;
+    version: string;
+    config: GlobalConfig;
+    env: NodeJS.ProcessEnv;
+    defaultCwd: string;
+    user: UserSettings;
+  }) {
+    this.home = opts.home;
+    this.version = opts.version;
+    this.defaultCwd = opts.defaultCwd;
+    this.raw = opts.config as Record<string, unknown>;
+    this.user = opts.user;
+    this.file = join(opts.home, SETTINGS_FILE);
+    const cfg = opts.config;
+    const pluginTheme = (cfg.pluginOptions?.settings as { theme?: unknown } | undefined)?.theme;
+    this.configLayer = flatten({ ...cfg, theme: cfg.theme ?? pluginTheme });
+    const env = opts.env;
+    this.envLayer = flatten({
+      provider: {
+        baseURL: env.OPENAI_BASE_URL || undefined,
+        apiKey: env.OPENAI_API_KEY || undefined,
+        model: env.AGENTD_MODEL || undefined,
+      },
+    });
+  }
+
+  private resolve(key: LayeredKey): { value: unknown; source: SettingSource } {
+    const env = this.envLayer[key];
+    if (env !== undefined) return { value: env, source: "env" };
+    const user = flatten(this.user)[key];
+    if (user !== undefined) return { value: user, source: "settings" };
+    const cfg = this.configLayer[key];
+    if (cfg !== undefined) return { value: cfg, source: "config" };
+    return { value: DEFAULTS[key], source: "default" };
+  }
+
+  private value<V>(key: LayeredKey): V {
+    return this.resolve(key).value as V;
+  }
+
+  get provider(): { baseURL?: string; apiKey?: string; model?: string } {
+    const p: { baseURL?: string; apiKey?: string; model?: string } = {};
+    const baseURL = this.value<string | undefined>("provider.baseURL");
+    const apiKey = this.value<string | undefined>("provider.apiKey");
+    const model = this.value<string | undefined>("provider.model");
+    if (baseURL !== undefined) p.baseURL = baseURL;
+    if (apiKey !== undefined) p.apiKey = apiKey;
+    if (model !== undefined) p.model = model;
+    return p;
+  }
+
+  get defaultPersona(): string {
+    return this.value<string>("defaultPersona");
+  }
+
+  get maxTurnIterations(): number {
+    return this.value<number>("maxTurnIterations");
+  }
+
+  get permissionMode(): PermissionMode {
+    return this.value<PermissionMode>("permissionMode");
+  }
+
+  get theme(): string | undefined {
+    return this.value<string | undefined>("theme");
+  }
+
+  get reasoning(): string | undefined {
+    return this.value<string | undefined>("reasoning");
+  }
+
+  layers(): Record<LayeredKey, { value?: unknown; source: SettingSource }> {
+    const out = {} as Record<LayeredKey, { value?: unknown; source: SettingSource }>;
+    for (const key of LAYERED_KEYS) {
+      const { value, source } = this.resolve(key);
+      out[key] = key === "provider.apiKey" || value === undefined ? { source } : { value, source };
+    }
+    return out;
+  }
+
+  envOverrides(): LayeredKey[] {
+    return LAYERED_KEYS.filter((k) => ENV_OF[k] !== undefined && this.envLayer[k] !== undefined);
+  }
+
+  /** The settings file's own content (what `update` starts from). */
+  stored(): UserSettings {
+    return structuredClone(this.user);
+  }
+
+  update(patch: UserSettingsPatch): void {
+    let next: UserSettings;
+    try {
+      next = check(applyPatch(this.user, patch), this.file);
+    } catch (err) {
+      throw ApiError.badRequest((err as Error).message.replace(`${this.file}: `, "settings: "));
+    }
+    try {
+      writePrivateFile(this.file, `${JSON.stringify(next, null, 2)}\n`);
+    } catch (err) {
+      // Nothing changed (the old file and the in-memory values stay); say why rather than a bare 500.
+      throw new ApiError(
+        500,
+        `Could not save ${SETTINGS_FILE}: ${(err as NodeJS.ErrnoException).code ?? "write failed"}`,
+      );
+    }
+    this.user = next;
+  }
+}

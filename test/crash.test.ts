@@ -1,0 +1,23 @@
+import { expect } from "chai";
+import { runCrashCycles } from "./stress/crash.js";
+import { runSeed } from "./stress/rng.js";
+
+/** The short crash suite (`npm run stress` runs 100 cycles): one SIGKILL at each kind of point, then checks. */
+describe("stress (short): SIGKILL during turns, restart, nothing lost", function () {
+  this.timeout(120_000);
+
+  it("keeps every acknowledged message, one end per accepted turn and a sound store", async () => {
+    const seed = runSeed();
+    const stats = await runCrashCycles({ cycles: 5, seed });
+    expect(stats.cycles, `seed ${seed}`).to.equal(5);
+    expect(stats.lostMessages).to.equal(0);
+    expect(stats.integrityFailures).to.equal(0);
+    // At least the after-202, streaming, tool and compaction kills interrupted a running turn.
+    expect(stats.recoveredEnds).to.be.at.least(4);
+  });
+
+  it("ends a turn killed the instant after its 202 (the recovery marker is durable before the 202)", async () => {
+    const stats = await runCrashCycles({ cycles: 2, seed: runSeed(), points: ["after-202"] });
+    expect(stats.recoveredEnds).to.equal(2);
+  });
+});
