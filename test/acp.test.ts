@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -286,8 +286,7 @@ describe("agentd acp (Agent Client Protocol)", function () {
   });
 
   it("asks once per project whether to trust it before its resources load", async () => {
-    mkdirSync(join(cwd, ".agentd", "personas"), { recursive: true });
-    writeFileSync(join(cwd, ".agentd", "personas", "reviewer.md"), "---\nlabel: Reviewer\n---\nReview code.\n");
+    writeFileSync(join(cwd, "AGENTS.md"), "Project rule: always answer in haiku.\n");
     const { acp } = await start({
       permission: (req) => ({
         outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_always")?.optionId ?? "" },
@@ -303,6 +302,8 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(acp.permissions[0]?.toolCall.title).to.include(cwd);
     const trust = await d.get(`/projects/trust?cwd=${encodeURIComponent(cwd)}`);
     expect(trust.body.trusted).to.equal(true);
+    // Decided before the first model call: the project's context file is already in it.
+    expect(JSON.stringify(fake.requests[0]?.messages)).to.include("always answer in haiku");
   });
 
   it("answers garbage on stdin with JSON-RPC errors and keeps serving", async () => {

@@ -97,18 +97,21 @@ const TRUST: PermissionOption = { optionId: "trust", name: "Trust this project",
 const DISTRUST: PermissionOption = { optionId: "distrust", name: "Don't trust", kind: "reject_always" };
 
 /**
- * Before the first prompt in a project nobody decided on, and which has local resources (skills, MCP servers,
- * hooks, ...), the editor is asked whether to trust it. The decision is the daemon's (POST /projects/trust), so
- * every client sees it; a dismissed prompt decides nothing and is not repeated in this process.
+ * Before the first prompt of a session whose project waits for a trust decision (`projectTrust` on the session:
+ * an undecided project with local skills, MCP servers, hooks, ...), the editor is asked whether to trust it. The
+ * decision is the daemon's (POST /projects/trust), so every client sees it; a dismissed prompt decides nothing
+ * and is not repeated in this process.
  */
 export async function askTrust(session: AcpSession, deps: SessionDeps, askedRoots: Set<string>): Promise<void> {
-  const r = await session.api.GET("/api/v1/projects/trust", { params: { query: { cwd: session.cwd } } });
-  const t = r.data;
-  if (!t || t.decidedAt !== null || !t.hasLocalResources || askedRoots.has(t.path)) return;
+  const r = await session.api.GET("/api/v1/sessions/{id}", {
+    params: { path: { id: session.id }, query: { turns: 1 } },
+  });
+  const t = r.data?.projectTrust;
+  if (!t?.required || askedRoots.has(t.path)) return;
   askedRoots.add(t.path);
   const found = Object.entries(t.resources)
-    .filter(([, names]) => names.length)
-    .map(([kind, names]) => `${kind}: ${names.join(", ")}`);
+    .filter(([, names]) => Array.isArray(names) && names.length)
+    .map(([kind, names]) => `${kind}: ${(names as string[]).join(", ")}`);
   const res = await deps.client.request(methods.client.session.requestPermission, {
     sessionId: session.id,
     toolCall: {
@@ -127,6 +130,6 @@ export async function askTrust(session: AcpSession, deps: SessionDeps, askedRoot
   });
   if (res.outcome.outcome !== "selected") return;
   const trusted = res.outcome.optionId === TRUST.optionId;
-  const set = await session.api.POST("/api/v1/projects/trust", { body: { cwd: session.cwd, trusted } });
+  const set = await session.api.POST("/api/v1/projects/trust", { body: { cwd: t.path, trusted } });
   if (set.error) deps.log(`project trust: ${errorText(set.error, set.response)}`);
 }
