@@ -75,6 +75,17 @@ describe("agentd acp (Agent Client Protocol)", function () {
     ]);
   });
 
+  it("runs a prompt that is a known slash command as that command and shows its reply", async () => {
+    const { acp } = await start();
+    const id = await acp.newSession(cwd);
+    expect((await acp.prompt(id, "/turn-cap 42")).stopReason).to.equal("end_turn");
+    expect(acp.text(id)).to.include("42");
+    expect(fake.requests).to.have.length(0);
+    fake.script(text("plain"));
+    expect((await acp.prompt(id, "/not-a-command please")).stopReason).to.equal("end_turn");
+    expect(JSON.stringify(fake.requests[0]?.messages)).to.include("/not-a-command please");
+  });
+
   it("reports a tool call, its result and an edit as a diff", async () => {
     writeFileSync(join(cwd, "notes.txt"), "first line\nsecond line\n");
     const { acp } = await start();

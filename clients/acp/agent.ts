@@ -202,7 +202,7 @@ export class AcpAgent {
       params: { path: { id: s.id } },
       body: { command },
     });
-    const text = r.data ? (r.data.message ?? `${r.data.command} done`) : errorText(r.error, r.response);
+    const text = r.data ? r.data.result || `${r.data.command}: done` : errorText(r.error, r.response);
     await s.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
     return "end_turn" as const;
   }
