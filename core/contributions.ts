@@ -109,6 +109,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   readOnly?: boolean;
   /** Session modes in which the model is offered this tool (default: both). */
   modes?: Array<"build" | "plan">;
+  /** Offered in this session only (e.g. the MCP servers an editor gave one session); default: every session. */
+  sessionId?: string;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 

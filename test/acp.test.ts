@@ -10,6 +10,7 @@ import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 
 /** `agentd acp` black-box: a child process driven by the ACP SDK's client side, against the real daemon. */
 describe("agentd acp (Agent Client Protocol)", function () {
@@ -55,6 +56,32 @@ describe("agentd acp (Agent Client Protocol)", function () {
     const cmds = await acp.waitForUpdate((u) => u.update.sessionUpdate === "available_commands_update");
     const names = cmds.update.sessionUpdate === "available_commands_update" ? cmds.update.availableCommands : [];
     expect(names.map((c) => c.name)).to.include.members(["undo", "plan", "build"]);
+  });
+
+  it("connects the editor's MCP servers for its session only, and closes them when the editor goes", async () => {
+    const { acp } = await start();
+    const res = await acp.agent.request(methods.agent.session.new, {
+      cwd,
+      mcpServers: [
+        { name: "ed", command: process.execPath, args: [MCP_FIXTURE], env: [{ name: "X", value: "1" }] },
+        { type: "sse", name: "legacy", url: "http://127.0.0.1:9/sse", headers: [] },
+      ],
+    });
+    const id = res.sessionId;
+    const servers = async () => (await d.get("/mcp/servers")).body as Array<Record<string, unknown>>;
+    for (let i = 0; i < 200 && !(await servers()).some((s) => s.name === "ed" && s.state === "connected"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await servers()).find((s) => s.name === "ed")).to.include({ scope: "session", sessionId: id });
+    fake.script(text("ok"));
+    await acp.prompt(id, "tools?");
+    const offered = (fake.requests[0]?.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
+    expect(offered).to.include("mcp_ed_echo");
+    await acp.waitForUpdate(
+      (u) => u.update.sessionUpdate === "agent_message_chunk" && JSON.stringify(u).includes("legacy"),
+    );
+    await acp.close();
+    expect((await servers()).some((s) => s.sessionId === id)).to.equal(false);
   });
 
   it("streams a prompt's chunks and answers end_turn; the turn is in the daemon's history", async () => {

@@ -38,6 +38,23 @@ function packageVersion(): string {
   }
 }
 
+/** ACP's MCP server list in agentd's `mcpServers` format (stdio and HTTP; SSE servers are skipped). */
+export function mcpConfig(list: McpServer[]): {
+  servers: Record<string, Record<string, unknown>>;
+  skipped: string[];
+} {
+  const servers: Record<string, Record<string, unknown>> = {};
+  const skipped: string[] = [];
+  const pairs = (l: Array<{ name: string; value: string }> | undefined) =>
+    Object.fromEntries((l ?? []).map((e) => [e.name, e.value]));
+  for (const m of list) {
+    if ("type" in m && m.type === "http") servers[m.name] = { url: m.url, headers: pairs(m.headers) };
+    else if ("command" in m) servers[m.name] = { command: m.command, args: m.args, env: pairs(m.env) };
+    else skipped.push(m.name);
+  }
+  return { servers, skipped };
+}
+
 function modeState(mode: AgentdMode): SessionModeState {
   return { currentModeId: mode, availableModes: MODES };
 }
@@ -53,6 +70,7 @@ export class AcpAgent {
   private readonly sessions = new Map<string, AcpSession>();
   private readonly trustAsked = new Set<string>();
   private readonly trustChecked = new Set<string>();
+  private readonly sessionsWithMcp = new Set<string>();
   private commands: Schemas["SlashCommand"][] | undefined;
 
   constructor(private readonly opts: AcpAgentOptions) {}
@@ -86,7 +104,7 @@ export class AcpAgent {
           agentCapabilities: {
             loadSession: true,
             promptCapabilities: { image: true, embeddedContext: true },
-            mcpCapabilities: { http: false, sse: false },
+            mcpCapabilities: { http: true, sse: false },
           },
           authMethods: [],
         };
@@ -97,7 +115,7 @@ export class AcpAgent {
         const created = await conn.api.POST("/api/v1/sessions", { body: { cwd: params.cwd } });
         if (!created.data) throw RequestError.invalidParams(undefined, errorText(created.error, created.response));
         const s = await this.open(conn, client, created.data.id, created.data.session.cwd ?? params.cwd);
-        this.afterOpen(s, params.mcpServers);
+        await this.afterOpen(s, params.mcpServers);
         return { sessionId: s.id, modes: modeState(s.mode) };
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
@@ -115,7 +133,7 @@ export class AcpAgent {
         await s.open();
         this.sessions.set(s.id, s);
         await attachEditor(s, this.deps(conn, client));
-        this.afterOpen(s, params.mcpServers);
+        await this.afterOpen(s, params.mcpServers);
         return { modes: modeState(s.mode) };
       })
       .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
@@ -151,20 +169,29 @@ export class AcpAgent {
     return s;
   }
 
-  /** Updates that follow a new or loaded session: its commands, and a word on MCP servers not connected. */
-  private afterOpen(s: AcpSession, mcpServers: McpServer[]): void {
+  /**
+   * After a new or loaded session: the editor's MCP servers are given to that session only (PUT
+   * /sessions/{id}/mcp-servers), and its slash commands are announced.
+   */
+  private async afterOpen(s: AcpSession, mcpServers: McpServer[]): Promise<void> {
+    const { servers, skipped } = mcpConfig(mcpServers);
+    if (Object.keys(servers).length || this.sessionsWithMcp.has(s.id)) {
+      const r = await s.api.PUT("/api/v1/sessions/{id}/mcp-servers", {
+        params: { path: { id: s.id } },
+        body: { mcpServers: servers },
+      });
+      if (r.error) throw RequestError.invalidParams(undefined, `MCP servers: ${errorText(r.error, r.response)}`);
+      if (Object.keys(servers).length) this.sessionsWithMcp.add(s.id);
+      else this.sessionsWithMcp.delete(s.id);
+    }
     setImmediate(() => {
       void (async () => {
-        if (mcpServers.length) {
-          const names = mcpServers.map((m) => m.name).join(", ");
-          this.opts.log(`MCP servers from the editor are not connected (${names}); configure them in agentd`);
+        if (skipped.length) {
           await s.notify({
             sessionUpdate: "agent_message_chunk",
             content: {
               type: "text",
-              text:
-                `> agentd does not connect MCP servers per editor session (${names}). Add them to agentd's ` +
-                "`mcpServers` config or the project's `.agentd/mcp.json` to use them.\n\n",
+              text: `> MCP servers not connected (SSE transport is not supported): ${skipped.join(", ")}\n\n`,
             },
           });
         }
@@ -207,7 +234,10 @@ export class AcpAgent {
     return "end_turn" as const;
   }
 
-  /** Detaches the editor from its sessions and closes their streams (the daemon keeps running). */
+  /**
+   * Detaches the editor from its sessions, closes the MCP servers it gave them and their streams (the daemon and
+   * the sessions stay).
+   */
   async shutdown(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
@@ -215,6 +245,11 @@ export class AcpAgent {
       all.map(async (s) => {
         s.close();
         await detachEditor(s).catch(() => {});
+        if (this.sessionsWithMcp.has(s.id)) {
+          await s.api
+            .PUT("/api/v1/sessions/{id}/mcp-servers", { params: { path: { id: s.id } }, body: { mcpServers: {} } })
+            .catch(() => {});
+        }
       }),
     );
   }

@@ -225,6 +225,13 @@ export interface paths {
      */
     post: operations["uploadAttachment"];
   };
+  "/api/v1/sessions/{id}/mcp-servers": {
+    /**
+     * Set the MCP servers of one session (an editor's); their tools are offered to that session only
+     * @description Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, headers}}`); relative paths resolve against the session's working directory. Replaces the session's previous set (`{}` closes them all); servers connect in the background, so the answer usually says `connecting`. Not persisted: gone when the daemon restarts or the session is deleted.
+     */
+    put: operations["setSessionMcpServers"];
+  };
   "/api/v1/sessions/{id}/mode": {
     /** Switch between build and plan mode (refused while a turn runs) */
     post: operations["setMode"];
@@ -751,9 +758,11 @@ export interface components {
     /** McpServerStatus */
     McpServerStatus: {
       name: string;
-      scope: "global" | "project";
+      scope: "global" | "project" | "session";
       /** @description Project root, for project servers */
       project?: string;
+      /** @description The session, for servers given to one session */
+      sessionId?: string;
       transport: "stdio" | "http" | "unknown";
       state: "connecting" | "connected" | "failed" | "disabled";
       error?: string;
@@ -1004,6 +1013,15 @@ export interface components {
         compactionSummary?: string;
       };
       messages: components["schemas"]["ExportedMessage"][];
+    };
+    /** SessionMcpServers */
+    SessionMcpServers: {
+      /** @description Server name -> server entry (checked like the config key; invalid entries are listed as failed) */
+      mcpServers: {
+        [key: string]: {
+          [key: string]: unknown;
+        };
+      };
     };
     /** SessionPage */
     SessionPage: {
@@ -3424,6 +3442,67 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["UploadedAttachment"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set the MCP servers of one session (an editor's); their tools are offered to that session only
+   * @description Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, headers}}`); relative paths resolve against the session's working directory. Replaces the session's previous set (`{}` closes them all); servers connect in the background, so the answer usually says `connecting`. Not persisted: gone when the daemon restarts or the session is deleted.
+   */
+  setSessionMcpServers: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SessionMcpServers"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["McpServerStatus"][];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */

@@ -38,6 +38,11 @@ interface ActiveTurn {
   done: Promise<void>;
 }
 
+/** Whether a session is offered a tool: its mode allows it, and it is not another session's own tool. */
+function offered(tool: ToolDefinition, rec: SessionRecord): boolean {
+  return (!tool.modes || tool.modes.includes(rec.mode)) && (!tool.sessionId || tool.sessionId === rec.id);
+}
+
 /** Nudges before a turn may finish with open todos. */
 const TODO_NUDGES = 3;
 /** How long running tools get to settle after an abort before they are recorded as aborted. */
@@ -316,7 +321,7 @@ export class TurnManager implements TurnController {
         emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
         return "error";
       }
-      const tools = deps.tools().filter((tool) => !tool.modes || tool.modes.includes(rec.mode));
+      const tools = deps.tools().filter((tool) => offered(tool, rec));
       const build = (r: SessionRecord) => {
         const messages = toProviderMessages(
           systemPrompt({
@@ -462,7 +467,7 @@ export class TurnManager implements TurnController {
     const { deps } = this;
     const signal = t.ac.signal;
     const byName = new Map<string, ToolDefinition>();
-    for (const tool of deps.tools()) if (!tool.modes || tool.modes.includes(rec.mode)) byName.set(tool.name, tool);
+    for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
     const interactions = this.interactionsOf(rec.id);
     const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
     const recorded = new Map<string, ToolResult>();
