@@ -171,6 +171,31 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(ran?.status).to.equal("completed");
   });
 
+  it("withdraws the editor's permission dialog when the command is decided elsewhere", async () => {
+    let withdrawn = false;
+    const { acp } = await start({
+      permission: (_req, signal) =>
+        new Promise((resolve) => {
+          signal.addEventListener("abort", () => {
+            withdrawn = true;
+            resolve({ outcome: { outcome: "cancelled" } });
+          });
+        }),
+    });
+    const id = await acp.newSession(cwd);
+    const sse = await d.sse(`/sessions/${id}/events`);
+    fake.script(tools([{ name: "bash", args: { command: "rm -rf ./build" }, id: "b1" }]), text("ok"));
+    const asked = acp.nextPermission();
+    const pending = acp.prompt(id, "clean");
+    const ask = (await sse.waitForType("bash_confirm")).json;
+    await asked;
+    expect((await d.post(`/sessions/${id}/bash-confirm`, { id: ask.id, allow: true })).status).to.equal(202);
+    expect((await pending).stopReason).to.equal("end_turn");
+    sse.close();
+    expect(acp.of(id, "tool_call_update").find((u) => u.toolCallId === "b1" && u.status)?.status).to.equal("completed");
+    expect(withdrawn).to.equal(true);
+  });
+
   it("cancels a prompt mid-stream: stopReason cancelled, the partial answer is kept", async () => {
     const { acp } = await start();
     const id = await acp.newSession(cwd);

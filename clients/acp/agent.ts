@@ -130,7 +130,7 @@ export class AcpAgent {
         this.sessions.get(params.sessionId)?.close();
         const s = new AcpSession(r.data.id, r.data.cwd, this.deps(conn, client));
         await replayHistory(s, r.data);
-        await s.open();
+        await s.connect();
         this.sessions.set(s.id, s);
         await attachEditor(s, this.deps(conn, client));
         await this.afterOpen(s, params.mcpServers);
@@ -163,7 +163,7 @@ export class AcpAgent {
 
   private async open(conn: DaemonConnection, client: AgentContext, id: string, cwd: string): Promise<AcpSession> {
     const s = new AcpSession(id, cwd, this.deps(conn, client));
-    await s.open();
+    await s.connect();
     this.sessions.set(id, s);
     await attachEditor(s, this.deps(conn, client));
     return s;

@@ -22,24 +22,29 @@ export async function confirmCommand(
   deps: SessionDeps,
   ev: StreamEvent,
   running: Array<{ id: string; name: string; args: Record<string, unknown> }>,
+  signal: AbortSignal,
 ): Promise<void> {
   const command = typeof ev.command === "string" ? ev.command : "";
   const tool = typeof ev.tool === "string" ? ev.tool : "bash";
   const latest = [...running].reverse();
   const call = latest.find((t) => t.name === tool && t.args.command === command) ?? latest.find((t) => t.name === tool);
   const reason = typeof ev.reason === "string" ? ev.reason : "it may be dangerous";
-  const res = await deps.client.request(methods.client.session.requestPermission, {
-    sessionId: session.id,
-    toolCall: {
-      toolCallId: call?.id ?? `confirm_${String(ev.id)}`,
-      title: `Run ${command}`,
-      kind: "execute",
-      status: "pending",
-      content: [textContent(`agentd asks before running this command: ${reason}`)],
-      rawInput: { command },
+  const res = await deps.client.request(
+    methods.client.session.requestPermission,
+    {
+      sessionId: session.id,
+      toolCall: {
+        toolCallId: call?.id ?? `confirm_${String(ev.id)}`,
+        title: `Run ${command}`,
+        kind: "execute",
+        status: "pending",
+        content: [textContent(`agentd asks before running this command: ${reason}`)],
+        rawInput: { command },
+      },
+      options: [ALLOW_ONCE, REJECT],
     },
-    options: [ALLOW_ONCE, REJECT],
-  });
+    { cancellationSignal: signal, stopWaitingOnCancel: true },
+  );
   const allow = res.outcome.outcome === "selected" && res.outcome.optionId === ALLOW_ONCE.optionId;
   const r = await session.api.POST("/api/v1/sessions/{id}/bash-confirm", {
     params: { path: { id: session.id } },
@@ -56,7 +61,12 @@ interface Question {
 }
 
 /** A pending question through elicitation when the editor offers forms; otherwise a refusal the model reads. */
-export async function answerQuestion(session: AcpSession, deps: SessionDeps, pending: unknown): Promise<void> {
+export async function answerQuestion(
+  session: AcpSession,
+  deps: SessionDeps,
+  pending: unknown,
+  signal: AbortSignal,
+): Promise<void> {
   const questions = ((pending as { questions?: Question[] }).questions ?? []) as Question[];
   let values: Array<string | string[]> = questions.map(() => QUESTION_REFUSAL);
   if (deps.caps.elicitation?.form && questions.length) {
@@ -67,12 +77,16 @@ export async function answerQuestion(session: AcpSession, deps: SessionDeps, pen
         ? { type: "array", title: q.question, minItems: 1, items: { anyOf: choices } }
         : { type: "string", title: q.question, oneOf: choices };
     });
-    const res = await deps.client.request(methods.client.elicitation.create, {
-      sessionId: session.id,
-      mode: "form",
-      message: questions.length === 1 ? (questions[0] as Question).question : "agentd has questions for you",
-      requestedSchema: { type: "object", properties, required: Object.keys(properties) },
-    });
+    const res = await deps.client.request(
+      methods.client.elicitation.create,
+      {
+        sessionId: session.id,
+        mode: "form",
+        message: questions.length === 1 ? (questions[0] as Question).question : "agentd has questions for you",
+        requestedSchema: { type: "object", properties, required: Object.keys(properties) },
+      },
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    );
     if (res.action === "accept" && "content" in res && res.content) {
       const content = res.content as Record<string, unknown>;
       values = questions.map((q, i) => {

@@ -64,6 +64,9 @@ export class AcpSession {
   /** Notifications are sent in stream order. */
   private chain: Promise<void> = Promise.resolve();
   private readonly asked = new Set<string>();
+  /** Decisions the editor is being asked now, to withdraw when they are settled elsewhere (web UI, timeout). */
+  private readonly open = new Map<string, AbortController>();
+  private openQuestion: string | undefined;
 
   constructor(
     readonly id: string,
@@ -78,7 +81,7 @@ export class AcpSession {
   }
 
   /** Opens the event stream; resolves with the first frame (the session's present state). */
-  open(): Promise<StreamEvent> {
+  connect(): Promise<StreamEvent> {
     return new Promise((resolve) => {
       let first = true;
       this.sub = subscribe(this.deps.conn, this.id, (ev) => {
@@ -165,10 +168,17 @@ export class AcpSession {
         this.modeChanged((ev.session as { mode?: unknown } | undefined)?.mode);
         return;
       case "decision_state":
+        if (!(ev.question as { id?: string } | undefined)?.id && this.openQuestion) this.withdraw(this.openQuestion);
         this.decisions(ev);
         return;
       case "bash_confirm":
-        this.decide(String(ev.id), () => confirmCommand(this, this.deps, ev, this.mapper.runningTools()));
+        this.decide(String(ev.id), (signal) => confirmCommand(this, this.deps, ev, this.mapper.runningTools(), signal));
+        return;
+      case "bash_confirm_resolved":
+        this.withdraw(String(ev.id));
+        return;
+      case "resync":
+        void this.resynced();
         return;
       case "editor_fs_request":
         void serveEditorRequest(this, this.deps, ev);
@@ -209,19 +219,46 @@ export class AcpSession {
   /** Pending decisions in a present-state frame or a decision_state event. */
   private decisions(ev: StreamEvent): void {
     const q = ev.question as { id?: string } | undefined;
-    if (q?.id) this.decide(q.id, () => answerQuestion(this, this.deps, ev.question));
+    if (q?.id) {
+      const id = q.id;
+      this.decide(id, (signal) => {
+        this.openQuestion = id;
+        return answerQuestion(this, this.deps, ev.question, signal);
+      });
+    }
     const pending = ev.pendingConfirmations;
     if (Array.isArray(pending)) {
       for (const c of pending as StreamEvent[]) {
-        this.decide(String(c.id), () => confirmCommand(this, this.deps, c, this.mapper.runningTools()));
+        this.decide(String(c.id), (signal) => confirmCommand(this, this.deps, c, this.mapper.runningTools(), signal));
       }
     }
   }
 
   /** Each decision is asked once, even when a reconnect shows it again. */
-  private decide(id: string, ask: () => Promise<void>): void {
+  private decide(id: string, ask: (signal: AbortSignal) => Promise<void>): void {
     if (this.asked.has(id)) return;
     this.asked.add(id);
-    ask().catch((err: unknown) => this.deps.log(`decision ${id}: ${(err as Error).message}`));
+    const ac = new AbortController();
+    this.open.set(id, ac);
+    ask(ac.signal)
+      .catch((err: unknown) => {
+        if (!ac.signal.aborted) this.deps.log(`decision ${id}: ${(err as Error).message}`);
+      })
+      .finally(() => this.open.delete(id));
+  }
+
+  /** Settled elsewhere: the editor's dialog for it is cancelled ($/cancel_request). */
+  private withdraw(id: string): void {
+    this.open.get(id)?.abort();
+    this.open.delete(id);
+    if (this.openQuestion === id) this.openQuestion = undefined;
+  }
+
+  /** The stream could not be replayed after a reconnect: a prompt whose turn ended meanwhile is answered now. */
+  private async resynced(): Promise<void> {
+    const turn = this.turn;
+    if (!turn) return;
+    const r = await this.api.GET("/api/v1/sessions/{id}", { params: { path: { id: this.id }, query: { turns: 1 } } });
+    if (this.turn === turn && r.data?.status !== "running") this.finish(turn, { type: "end", reason: "stop" });
   }
 }

@@ -18,7 +18,10 @@ import {
 const MAIN = fileURLToPath(new URL("../../host/main.js", import.meta.url));
 
 export interface AcpHandlers {
-  permission?: (req: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
+  permission?: (
+    req: RequestPermissionRequest,
+    signal: AbortSignal,
+  ) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
   readTextFile?: (req: ReadTextFileRequest) => string | Promise<string>;
   writeTextFile?: (req: WriteTextFileRequest) => void | Promise<void>;
   elicitation?: (req: unknown) => unknown;
@@ -31,6 +34,7 @@ export interface AcpHandlers {
 export class AcpClientHarness {
   readonly updates: SessionNotification[] = [];
   readonly permissions: RequestPermissionRequest[] = [];
+  readonly permissionWaiters: Array<(req: RequestPermissionRequest) => void> = [];
   private waiters: Array<{ pred: (u: SessionNotification) => boolean; resolve: (u: SessionNotification) => void }> = [];
   stderr = "";
 
@@ -44,10 +48,11 @@ export class AcpClientHarness {
     let harness: AcpClientHarness | undefined;
     let app = client()
       .onNotification(methods.client.session.update, ({ params }) => harness?.record(params))
-      .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
         harness?.permissions.push(params);
+        for (const w of harness?.permissionWaiters.splice(0) ?? []) w(params);
         if (!handlers.permission) return { outcome: { outcome: "cancelled" } };
-        return handlers.permission(params);
+        return handlers.permission(params, signal);
       });
     const read = handlers.readTextFile;
     if (read)
@@ -135,6 +140,11 @@ export class AcpClientHarness {
         },
       });
     });
+  }
+
+  /** The next permission request to arrive. */
+  nextPermission(): Promise<RequestPermissionRequest> {
+    return new Promise((resolve) => this.permissionWaiters.push(resolve));
   }
 
   async close(): Promise<void> {
