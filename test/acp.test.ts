@@ -100,6 +100,21 @@ describe("agentd acp (Agent Client Protocol)", function () {
       "say hello",
       "Hello from agentd",
     ]);
+
+    // Images and embedded context reach the model with the text.
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+    fake.script(text("seen"));
+    const withContext = await acp.agent.request(methods.agent.session.prompt, {
+      sessionId: id,
+      prompt: [
+        { type: "text", text: "what is this?" },
+        { type: "image", mimeType: "image/png", data: png },
+        { type: "resource", resource: { uri: "file:///w/a.ts", text: "const a = 1;" } },
+      ],
+    });
+    expect(withContext.stopReason).to.equal("end_turn");
+    const sent = JSON.stringify(fake.requests[1]?.messages);
+    expect(sent).to.include(`data:image/png;base64,${png}`).and.include("const a = 1;").and.include("file:///w/a.ts");
   });
 
   it("runs a prompt that is a known slash command as that command and shows its reply", async () => {
