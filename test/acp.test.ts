@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { methods, type RequestError } from "@agentclientprotocol/sdk";
 import { expect } from "chai";
 import { AcpClientHarness } from "./support/acp.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
@@ -382,6 +382,36 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(trust.body.trusted).to.equal(true);
     // Decided before the first model call: the project's context file is already in it.
     expect(JSON.stringify(fake.requests[0]?.messages)).to.include("always answer in haiku");
+  });
+
+  it("starts the home's daemon in the background when none runs", async () => {
+    const home = makeTempHome("agentd-acp-home-");
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ provider: { baseURL: fake.url, apiKey: "k", model: "m" } }),
+    );
+    const own = AcpClientHarness.start(home);
+    try {
+      await own.initialize({});
+      const id = await own.newSession(cwd);
+      fake.script(text("from a daemon acp started"));
+      expect((await own.prompt(id, "hi")).stopReason).to.equal("end_turn");
+      expect(own.text(id)).to.equal("from a daemon acp started");
+      await own.close();
+      const info = JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as { url: string; token: string };
+      // The daemon outlives the editor's agent process, with the session in it.
+      const res = await fetch(`${info.url}/api/v1/sessions/${id}`, {
+        headers: { authorization: `Bearer ${info.token}` },
+      });
+      expect(res.status).to.equal(200);
+    } finally {
+      await own.close();
+      await new Promise<void>((resolve) => {
+        const stop = spawn(process.execPath, [MAIN, "stop", "--home", home], { stdio: "ignore" });
+        stop.once("exit", () => resolve());
+      });
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("answers garbage on stdin with JSON-RPC errors and keeps serving", async () => {
