@@ -72,6 +72,21 @@ describe("editor file access (POST /sessions/{id}/editor)", function () {
     expect(existsSync(join(cwd, "new.txt"))).to.equal(false);
   });
 
+  it("creates a new file through the editor with edit (empty oldString)", async () => {
+    await d.post(`/sessions/${id}/editor`, { readTextFile: false, writeTextFile: true });
+    fake.script(
+      tools([{ name: "edit", args: { filePath: "n.txt", oldString: "", newString: "fresh" }, id: "n1" }]),
+      text("ok"),
+    );
+    await d.post(`/sessions/${id}/chat`, { text: "create" });
+    const req = (await sse.waitForType("editor_fs_request")).json;
+    expect(req).to.include({ op: "write", path: join(cwd, "n.txt"), content: "fresh" });
+    await d.post(`/sessions/${id}/editor/reply`, { id: req.id });
+    await ended(0);
+    expect(sse.ofType("tool_end")[0]?.json.result.content).to.include("Created n.txt");
+    expect(existsSync(join(cwd, "n.txt"))).to.equal(false);
+  });
+
   it("edits the editor's buffer and saves through the editor", async () => {
     writeFileSync(join(cwd, "e.txt"), "old on disk\n");
     await d.post(`/sessions/${id}/editor`, { readTextFile: true, writeTextFile: true });

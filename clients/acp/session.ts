@@ -122,10 +122,15 @@ export class AcpSession {
       this.turn = { clientMessageId, ours: false, resolve, reject };
     });
     const turn = this.turn as unknown as Turn;
-    const r = await this.api.POST("/api/v1/sessions/{id}/chat", {
-      params: { path: { id: this.id } },
-      body: { text, ...(images.length ? { images } : {}), clientMessageId },
-    });
+    const r = await this.api
+      .POST("/api/v1/sessions/{id}/chat", {
+        params: { path: { id: this.id } },
+        body: { text, ...(images.length ? { images } : {}), clientMessageId },
+      })
+      .catch((err: unknown) => {
+        this.turn = undefined;
+        throw RequestError.internalError(undefined, `cannot reach the agentd daemon: ${(err as Error).message}`);
+      });
     if (!r.data) {
       this.turn = undefined;
       throw RequestError.internalError(undefined, `agentd refused the message: ${errorText(r.error, r.response)}`);

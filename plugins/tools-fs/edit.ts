@@ -123,7 +123,12 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             );
           }
           await mkdir(path.dirname(abs), { recursive: true });
-          await writeFileInside(roots, abs, newString);
+          const written = await writeResult(
+            { abs, roots, display, updated: newString, encoding: "utf8", first: 1, last: 1 },
+            "created",
+            ctx,
+          );
+          if (written.isError) return written;
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
