@@ -340,10 +340,14 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(JSON.stringify(fake.requests[3]?.messages)).to.include("cannot show questions");
   });
 
-  it("turns the todo list into a plan and the iteration cap into max_turn_requests", async () => {
+  it("turns the todo list into a plan, usage into usage_update and the iteration cap into max_turn_requests", async () => {
     await d.cleanup();
     d = await startTestDaemon({
-      config: { provider: { baseURL: fake.url, apiKey: "k", model: "m" }, maxTurnIterations: 10 },
+      config: {
+        provider: { baseURL: fake.url, apiKey: "k", model: "m" },
+        maxTurnIterations: 10,
+        contextWindow: 50_000,
+      },
     });
     const { acp } = await start();
     const id = await acp.newSession(cwd);
@@ -351,13 +355,18 @@ describe("agentd acp (Agent Client Protocol)", function () {
       { content: "write the parser", status: "completed", priority: "high" },
       { content: "drop the old one", status: "cancelled" },
     ];
-    fake.script(tools([{ name: "todo_write", args: { todos } }]), text("planned"));
+    fake.script(
+      tools([{ name: "todo_write", args: { todos } }]),
+      turn({ content: "planned" }, { usage: { prompt_tokens: 1200, completion_tokens: 34 } }),
+    );
     expect((await acp.prompt(id, "plan it")).stopReason).to.equal("end_turn");
     const plan = acp.of(id, "plan").at(-1);
     expect(plan?.entries).to.deep.equal([
       { content: "write the parser", status: "completed", priority: "high" },
       { content: "drop the old one", status: "completed", priority: "medium" },
     ]);
+
+    expect(acp.of(id, "usage_update").at(-1)).to.include({ used: 1234, size: 50_000 });
 
     fake.script(...Array.from({ length: 10 }, () => tools([{ name: "ls", args: {} }])));
     expect((await acp.prompt(id, "loop")).stopReason).to.equal("max_turn_requests");

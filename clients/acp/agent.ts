@@ -24,7 +24,7 @@ import { replayHistory } from "./history.js";
 import { AcpSession, promptToChat, type SessionDeps } from "./session.js";
 import { type AgentdMode, MODES } from "./updates.js";
 
-/** agentd's default `contextWindow`; the API does not publish the configured value. */
+/** agentd's default `contextWindow`, for usage events that do not carry theirs (older daemons). */
 const CONTEXT_WINDOW = 128_000;
 
 function packageVersion(): string {

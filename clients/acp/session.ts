@@ -197,7 +197,8 @@ export class AcpSession {
         const u = ev.usage as { promptTokens?: number; completionTokens?: number } | undefined;
         if (turn && u) {
           const used = (u.promptTokens ?? 0) + (u.completionTokens ?? 0);
-          void this.notify({ sessionUpdate: "usage_update", used, size: this.deps.contextWindow });
+          const size = typeof ev.contextWindow === "number" ? ev.contextWindow : this.deps.contextWindow;
+          void this.notify({ sessionUpdate: "usage_update", used, size });
         }
         return;
       }

@@ -382,6 +382,7 @@ export class TurnManager implements TurnController {
           usage: out.usage,
           generationMs: Math.round(out.generationMs),
           ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+          contextWindow: window,
         });
       }
       // A call cut short keeps what was streamed, but never half-received tool calls.
