@@ -304,6 +304,25 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(toolMsg).to.include("unsaved buffer line 1");
   });
 
+  it("leaves editor requests its editor cannot serve to the client that can", async () => {
+    writeFileSync(join(cwd, "f.txt"), "disk\n");
+    const { acp } = await start();
+    const id = await acp.newSession(cwd);
+    // Another client (here plain HTTP) attached an editor that reads.
+    await d.post(`/sessions/${id}/editor`, { readTextFile: true, writeTextFile: false });
+    const sse = await d.sse(`/sessions/${id}/events`);
+    fake.script(tools([{ name: "read", args: { path: "f.txt" }, id: "r1" }]), text("ok"));
+    const pending = acp.prompt(id, "read");
+    const req = (await sse.waitForType("editor_fs_request")).json;
+    expect((await d.post(`/sessions/${id}/editor/reply`, { id: req.id, content: "other editor\n" })).status).to.equal(
+      202,
+    );
+    await pending;
+    sse.close();
+    const done = acp.of(id, "tool_call_update").find((u) => u.toolCallId === "r1" && u.status);
+    expect(JSON.stringify(done?.content)).to.include("other editor");
+  });
+
   it("asks a question through elicitation, or answers with a refusal the model can act on", async () => {
     const ask = tools([
       {

@@ -24,6 +24,9 @@ export async function detachEditor(session: AcpSession): Promise<void> {
 }
 
 export async function serveEditorRequest(session: AcpSession, deps: SessionDeps, ev: StreamEvent): Promise<void> {
+  // Another editor attached to the same session may be the one asked: answer only what this editor offers.
+  if (ev.op === "read" && !deps.caps.fs?.readTextFile) return;
+  if (ev.op === "write" && !deps.caps.fs?.writeTextFile) return;
   const id = String(ev.id);
   const path = String(ev.path);
   let body: { id: string; content?: string; error?: string };

@@ -34,6 +34,10 @@ interface Turn {
   clientMessageId: string;
   /** Set once the stream shows the turn our message started (or when it was steered into a running one). */
   ours: boolean;
+  /** session/cancel arrived before the daemon accepted the message: abort once it has. */
+  cancelled?: boolean;
+  /** The daemon answered the chat POST. */
+  accepted?: boolean;
   resolve: (r: StopReason) => void;
   reject: (err: Error) => void;
   lastError?: string;
@@ -136,11 +140,19 @@ export class AcpSession {
       throw RequestError.internalError(undefined, `agentd refused the message: ${errorText(r.error, r.response)}`);
     }
     if (r.data.status === "steered") turn.ours = true;
+    turn.accepted = true;
+    if (turn.cancelled) await this.abort().catch((err: unknown) => this.deps.log(`cancel: ${(err as Error).message}`));
     return done;
   }
 
   async cancel(): Promise<void> {
-    if (!this.turn) return;
+    const turn = this.turn;
+    if (!turn) return;
+    turn.cancelled = true;
+    if (turn.accepted) await this.abort();
+  }
+
+  private async abort(): Promise<void> {
     await ok(this.api.POST("/api/v1/sessions/{id}/abort", { params: { path: { id: this.id } } }));
   }
 
