@@ -321,6 +321,7 @@ describe("agentd acp (Agent Client Protocol)", function () {
     sse.close();
     const done = acp.of(id, "tool_call_update").find((u) => u.toolCallId === "r1" && u.status);
     expect(JSON.stringify(done?.content)).to.include("other editor");
+    expect(acp.unoffered).to.deep.equal([]);
   });
 
   it("asks a question through elicitation, or answers with a refusal the model can act on", async () => {

@@ -8,6 +8,7 @@ import {
   methods,
   ndJsonStream,
   type ReadTextFileRequest,
+  RequestError,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionNotification,
@@ -34,6 +35,8 @@ export interface AcpHandlers {
 export class AcpClientHarness {
   readonly updates: SessionNotification[] = [];
   readonly permissions: RequestPermissionRequest[] = [];
+  /** Methods the agent called that this editor did not offer. */
+  readonly unoffered: string[] = [];
   readonly permissionWaiters: Array<(req: RequestPermissionRequest) => void> = [];
   private waiters: Array<{ pred: (u: SessionNotification) => boolean; resolve: (u: SessionNotification) => void }> = [];
   stderr = "";
@@ -54,6 +57,11 @@ export class AcpClientHarness {
         if (!handlers.permission) return { outcome: { outcome: "cancelled" } };
         return handlers.permission(params, signal);
       });
+    // Requests the editor does not offer are recorded (and refused, as an editor would).
+    app = app.onRequest("*", ({ method }) => {
+      harness?.unoffered.push(method);
+      throw RequestError.methodNotFound(method);
+    });
     const read = handlers.readTextFile;
     if (read)
       app = app.onRequest(methods.client.fs.readTextFile, async ({ params }) => ({ content: await read(params) }));
