@@ -106,6 +106,13 @@ describe("agentd acp (Agent Client Protocol)", function () {
     fake.script(text("plain"));
     expect((await acp.prompt(id, "/not-a-command please")).stopReason).to.equal("end_turn");
     expect(JSON.stringify(fake.requests[0]?.messages)).to.include("/not-a-command please");
+    expect(acp.text(id)).to.include("plain");
+
+    // A command that starts a turn streams it, and the prompt ends with that turn.
+    fake.script(text("goal reached"));
+    expect((await acp.prompt(id, "/goal 3 tidy the repository")).stopReason).to.equal("end_turn");
+    expect(acp.text(id)).to.include("Working toward the goal").and.include("goal reached");
+    expect((await d.get(`/sessions/${id}`)).body.status).to.equal("idle");
   });
 
   it("reports a tool call, its result and an edit as a diff", async () => {

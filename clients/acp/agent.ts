@@ -146,7 +146,7 @@ export class AcpAgent {
           );
         }
         const command = await this.slashCommand(conn, params.prompt);
-        if (command) return { stopReason: await this.runCommand(s, command) };
+        if (command) return { stopReason: await s.command(command) };
         return { stopReason: await s.prompt(params.prompt) };
       })
       .onNotification(methods.agent.session.cancel, async ({ params }) => {
@@ -222,16 +222,6 @@ export class AcpAgent {
     this.commands ??= await ok(conn.api.GET("/api/v1/commands"));
     const known = this.commands.some((c) => c.name === name || c.aliases?.includes(name));
     return known ? line : undefined;
-  }
-
-  private async runCommand(s: AcpSession, command: string) {
-    const r = await s.api.POST("/api/v1/sessions/{id}/command", {
-      params: { path: { id: s.id } },
-      body: { command },
-    });
-    const text = r.data ? r.data.result || `${r.data.command}: done` : errorText(r.error, r.response);
-    await s.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
-    return "end_turn" as const;
   }
 
   /**

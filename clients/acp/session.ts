@@ -145,6 +145,30 @@ export class AcpSession {
     return done;
   }
 
+  /**
+   * A slash command typed as the prompt: its reply is shown; when it starts or steers a turn (`/goal`, `/steer`,
+   * a message it passes on), that turn streams and the prompt ends with it.
+   */
+  async command(line: string): Promise<StopReason> {
+    if (this.turn) throw RequestError.invalidRequest(undefined, "A prompt is already running in this session");
+    // Adopted at once: the turn a command starts may stream (and end) before the command's answer arrives.
+    const done = new Promise<StopReason>((resolve, reject) => {
+      this.turn = { clientMessageId: "", ours: true, accepted: true, resolve, reject };
+    });
+    const turn = this.turn as unknown as Turn;
+    const r = await this.api
+      .POST("/api/v1/sessions/{id}/command", { params: { path: { id: this.id } }, body: { command: line } })
+      .catch((err: unknown) => ({ data: undefined, error: { error: (err as Error).message }, response: undefined }));
+    const text = r.data ? r.data.result || `${r.data.command}: done` : errorText(r.error, r.response);
+    await this.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${text}\n\n` } });
+    const status = (r.data?.data as { status?: unknown } | undefined)?.status;
+    if (status !== "started" && status !== "steered" && (this.turn as Turn | undefined) === turn) {
+      this.turn = undefined;
+      turn.resolve("end_turn");
+    }
+    return done;
+  }
+
   async cancel(): Promise<void> {
     const turn = this.turn;
     if (!turn) return;
