@@ -1,5 +1,5 @@
 import { constants, existsSync } from "node:fs";
-import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 
 /*
@@ -115,6 +115,38 @@ export async function withDirInside<T>(
   } finally {
     await d.close();
   }
+}
+
+/**
+ * `mkdir -p` inside `roots`: each missing component is created through its opened and verified parent, so a
+ * component swapped for a link meanwhile makes it fail instead of creating directories elsewhere. Returns the first
+ * directory created (like fs.mkdir with `recursive`), or undefined when `dir` existed.
+ */
+export async function mkdirInside(roots: readonly string[], dir: string): Promise<string | undefined> {
+  // A root that does not exist yet (a plans directory before its first plan) is created by its own path: it is
+  // configuration, not client input. Below it, every component goes through a verified parent.
+  const root = roots.filter((r) => isInsideDir(r, dir)).sort((a, b) => b.length - a.length)[0];
+  let createdRoot: string | undefined;
+  if (root !== undefined) createdRoot = await mkdir(root, { recursive: true });
+  const missing: string[] = [];
+  let existing = dir;
+  for (;;) {
+    const st = await stat(existing).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      throw err;
+    });
+    if (st) break;
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    missing.unshift(path.basename(existing));
+    existing = parent;
+  }
+  let parent = existing;
+  for (const name of missing) {
+    await withDirInside(roots, parent, (d) => mkdir(d.at(name)));
+    parent = path.join(parent, name);
+  }
+  return createdRoot ?? (missing.length > 0 ? path.join(existing, missing[0] as string) : undefined);
 }
 
 /**

@@ -49,6 +49,8 @@ const TODO_NUDGES = 3;
 const ABORT_GRACE_MS = 2000;
 /** clientMessageIds remembered per session in memory (the store is checked too). */
 const CLIENT_ID_MEMORY = 500;
+/** Sessions whose recent clientMessageIds (and idle interaction state) are kept in memory. */
+const SESSION_MEMORY = 1000;
 
 /**
  * Runs agent turns: one at a time per session, in the background, streaming events to the session log and
@@ -170,6 +172,15 @@ export class TurnManager implements TurnController {
   private interactionsOf(sessionId: string): SessionInteractions {
     let i = this.interactions.get(sessionId);
     if (!i) {
+      if (this.interactions.size >= SESSION_MEMORY) {
+        // Interaction state of sessions without a running turn holds nothing pending: drop the oldest of those.
+        for (const id of this.interactions.keys()) {
+          if (!this.active.has(id)) {
+            this.interactions.delete(id);
+            break;
+          }
+        }
+      }
       i = new SessionInteractions(
         (e) => this.deps.publish(sessionId, e),
         () => this.deps.settings.confirmTimeoutMs(),
@@ -184,7 +195,10 @@ export class TurnManager implements TurnController {
     if (mem.includes(id) || this.deps.store.hasClientMessageId(sessionId, id)) return false;
     mem.push(id);
     if (mem.length > CLIENT_ID_MEMORY) mem.shift();
+    // Most recently used last; the oldest sessions are forgotten (the store still knows every accepted id).
+    this.acceptedIds.delete(sessionId);
     this.acceptedIds.set(sessionId, mem);
+    if (this.acceptedIds.size > SESSION_MEMORY) this.acceptedIds.delete(this.acceptedIds.keys().next().value as string);
     return true;
   }
 

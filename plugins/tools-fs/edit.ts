@@ -1,8 +1,9 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import {
   EditorGoneError,
+  mkdirInside,
   readFileInside,
   T,
   type ToolContext,
@@ -122,7 +123,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
               "Check the path with glob, or create the file with write.",
             );
           }
-          await mkdir(path.dirname(abs), { recursive: true });
+          await mkdirInside(roots, path.dirname(abs));
           const written = await writeResult(
             { abs, roots, display, updated: newString, encoding: "utf8", first: 1, last: 1 },
             "created",

@@ -1,6 +1,13 @@
-import { lstat, mkdir } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { EditorGoneError, readFileInside, T, type ToolDefinition, writeFileInside } from "../../core/index.js";
+import {
+  EditorGoneError,
+  mkdirInside,
+  readFileInside,
+  T,
+  type ToolDefinition,
+  writeFileInside,
+} from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineTool, fail, fsFailure, requiredString } from "./result.js";
@@ -56,7 +63,7 @@ export function createWriteTool(): ToolDefinition {
           }
         }
         ctx.signal.throwIfAborted();
-        const madeDir = await mkdir(path.dirname(abs), { recursive: true });
+        const madeDir = await mkdirInside(roots, path.dirname(abs));
         // Through the verified parent directory, never through a link swapped in meanwhile (core/confined-fs).
         // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
         const viaEditor = ctx.editor?.write
