@@ -5,7 +5,7 @@
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { VERSION } from "../host/daemon.js";
-import { startFakeProvider } from "../test/support/fake-provider.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { EventBusToken } from "../core/registries.js";
-import type { FakeProvider } from "../test/support/fake-provider.js";
+import type { FakeProvider } from "../testing/fake-provider.js";
 import type { ReaderResult } from "./lib/client-worker.js";
 import { now, sleep } from "./lib/clock.js";
 import { type BenchDaemon, bootDaemon } from "./lib/daemon.js";

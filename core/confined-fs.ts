@@ -1,6 +1,7 @@
 import { constants, existsSync } from "node:fs";
 import { type FileHandle, mkdir, open, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "./paths.js";
 
 /*
  * Confined file access, safe against a concurrent process swapping a path component for a symbolic link (or a
@@ -24,12 +25,6 @@ export class PathEscapeError extends Error {
   }
 }
 
-export function isInsideDir(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
-}
-
 async function descriptorPath(fh: FileHandle, opened: string): Promise<string | undefined> {
   if (hasProcFd) {
     const real = await readlink(`${PROC_FD}/${fh.fd}`);
@@ -43,7 +38,7 @@ async function descriptorPath(fh: FileHandle, opened: string): Promise<string | 
 async function verify(fh: FileHandle, opened: string, roots: readonly string[]): Promise<FileHandle> {
   try {
     const real = await descriptorPath(fh, opened);
-    if (real === undefined || !roots.some((r) => isInsideDir(r, real))) throw new PathEscapeError(opened);
+    if (real === undefined || !roots.some((r) => isInside(r, real))) throw new PathEscapeError(opened);
     return fh;
   } catch (err) {
     await fh.close();
@@ -125,7 +120,7 @@ export async function withDirInside<T>(
 export async function mkdirInside(roots: readonly string[], dir: string): Promise<string | undefined> {
   // A root that does not exist yet (a plans directory before its first plan) is created by its own path: it is
   // configuration, not client input. Below it, every component goes through a verified parent.
-  const root = roots.filter((r) => isInsideDir(r, dir)).sort((a, b) => b.length - a.length)[0];
+  const root = roots.filter((r) => isInside(r, dir)).sort((a, b) => b.length - a.length)[0];
   let createdRoot: string | undefined;
   if (root !== undefined) createdRoot = await mkdir(root, { recursive: true });
   const missing: string[] = [];

@@ -10,6 +10,8 @@ import { EventBus } from "../core/events.js";
 import {
   CommandRegistryToken,
   EventBusToken,
+  HostInfoToken,
+  hostInfoOf,
   LoggerToken,
   PersonaRegistryToken,
   ProviderRegistryToken,
@@ -125,6 +127,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   services.provide("host", LoggerToken, log);
   services.provide("host", EventBusToken, bus);
   services.provide("host", SettingsToken, settings);
+  services.provide(
+    "host",
+    HostInfoToken,
+    hostInfoOf(() => settings),
+  );
   services.provide("host", ToolRegistryToken, registries.tools);
   services.provide("host", PersonaRegistryToken, registries.personas);
   services.provide("host", ThemeRegistryToken, registries.themes);
@@ -162,6 +169,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     home,
     options: (cfg.pluginOptions ?? {}) as Record<string, object>,
     disabled: cfg.disabledPlugins ?? [],
+    granted: cfg.pluginCapabilities ?? {},
   });
   const sources: PluginSource[] = [...(opts.builtins ?? builtinPlugins.map(builtinSource))];
   for (const spec of cfg.plugins ?? []) {

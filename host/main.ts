@@ -165,6 +165,37 @@ program
     await runAcp({ home: program.opts().home });
   });
 
+// Plugin management: the implementation is imported on use, so daemon start-up never loads it.
+const pluginCmd = program.command("plugin").description("install, list, remove and scaffold third-party plugins");
+const pluginCli = () => import("./plugin-cli/index.js");
+pluginCmd
+  .command("add <spec>")
+  .description("install an npm package or a folder into <home>/plugins and enable it")
+  .option("--yes", "allow the capabilities it asks for without asking")
+  .action(async (spec: string, o: { yes?: boolean }) => {
+    process.exitCode = await (await pluginCli()).add(resolveHome(program.opts().home), spec, o);
+  });
+pluginCmd
+  .command("remove <id>")
+  .description("disable a third-party plugin and uninstall it from <home>/plugins")
+  .action(async (id: string) => {
+    process.exitCode = await (await pluginCli()).remove(resolveHome(program.opts().home), id);
+  });
+pluginCmd
+  .command("list")
+  .description("list third-party plugins with the capabilities they ask for and are allowed")
+  .option("--json", "machine-readable output")
+  .action(async (o: { json?: boolean }) => {
+    process.exitCode = (await pluginCli()).list(resolveHome(program.opts().home), o);
+  });
+pluginCmd
+  .command("new <name>")
+  .description("scaffold a plugin package (typed tool, route, test, README) in ./<name>")
+  .option("--dir <dir>", "parent folder (default: the current one)")
+  .action(async (name: string, o: { dir?: string }) => {
+    process.exitCode = (await pluginCli()).scaffold(name, { ...o, agentdVersion: VERSION });
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`agentd: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { ATTACKS, runAuthMatrix } from "./stress/auth-matrix.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 
 /**
  * The auth matrix: every operation of the served OpenAPI document (plugin routes included) × every way of asking

@@ -1,5 +1,5 @@
 /** Worker thread running the fake provider, so that serving the load's streams does not use the daemon's thread. */
-import { type FakeProvider, startFakeProvider } from "../../test/support/fake-provider.js";
+import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider.js";
 import { serveRpc } from "./rpc.js";
 import { stampedTurn } from "./streams.js";
 

@@ -833,7 +833,10 @@ export interface components {
       state: "active" | "failed" | "disabled";
       error?: string;
       required: boolean;
+      /** @description The capabilities the plugin holds */
       capabilities: string[];
+      /** @description Declared in the plugin's manifest but not allowed in the config (pluginCapabilities.<id>): not held */
+      deniedCapabilities: string[];
       bootMs: number;
       contributions: Record<string, never>;
     };

@@ -3,6 +3,7 @@ import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
 import type { SessionRecord, SessionStatus, StoredMessage } from "../session-types.js";
 import { createToken } from "../tokens.js";
+import { abortedResult } from "../tools.js";
 import type { TurnController } from "../turns.js";
 import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
@@ -549,15 +550,7 @@ export class TurnManager implements TurnController {
       clearTimeout(timer);
       for (const call of calls) {
         if (!recorded.has(call.id)) {
-          record(call, {
-            content: "[ABORTED] Tool execution was cancelled.",
-            isError: true,
-            error: {
-              code: "aborted",
-              retryable: false,
-              suggestedFix: "The user stopped the turn; wait for new instructions.",
-            },
-          });
+          record(call, abortedResult());
         }
       }
     }

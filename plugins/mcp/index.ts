@@ -10,6 +10,7 @@ import {
   SettingsToken,
   T,
 } from "../../core/index.js";
+import type { McpServerStatus } from "./connection.js";
 import { McpManager } from "./manager.js";
 
 export type { McpServerConfig, ParsedServers, ServerEntry } from "./config.js";
@@ -18,7 +19,15 @@ export type { McpServerStatus, McpState, ToolSink } from "./connection.js";
 export { DEFAULT_CONNECTION_OPTIONS, McpManager, type McpManagerDeps } from "./manager.js";
 
 /** The MCP manager: per-server status for `/mcp` and server status, project servers, reconnect and reload. */
-export const McpManagerToken = createToken<McpManager>("mcp-manager");
+/** The manager itself holds the servers' configs (headers, env): only for plugins holding `secrets`. */
+export const McpManagerToken = createToken<McpManager>("mcp-manager", { capability: "secrets" });
+
+/** What other plugins may do with MCP servers: their status (never configured header or env values) and reconnect. */
+export interface McpServers {
+  list(): McpServerStatus[];
+  reconnect(name: string, project?: string): boolean;
+}
+export const McpServersToken = createToken<McpServers>("mcp-servers");
 
 export const McpServerStatusSchema = T.Object(
   {
@@ -42,8 +51,8 @@ export default definePlugin({
     id: "mcp",
     version: "1.0.0",
     description: "MCP client: tools of configured MCP servers (stdio and Streamable HTTP) as mcp_<server>_<tool>",
-    capabilities: ["shell.exec", "net.fetch"],
-    provides: [McpManagerToken.id],
+    capabilities: ["routes", "secrets", "process", "network"],
+    provides: [McpManagerToken.id, McpServersToken.id],
   },
   register(ctx) {
     const settings = ctx.services.tryGet(SettingsToken);
@@ -56,6 +65,13 @@ export default definePlugin({
     });
     managers.set(ctx, manager);
     ctx.services.provide(McpManagerToken, manager);
+    ctx.services.provide(
+      McpServersToken,
+      Object.freeze({
+        list: () => manager.list(),
+        reconnect: (name: string, project?: string) => manager.reconnect(name, project),
+      }),
+    );
     ctx.routes.add(
       defineRoute({
         method: "GET",

@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import {
+  defineTool,
   EditorGoneError,
   mkdirInside,
   readFileInside,
@@ -9,12 +10,13 @@ import {
   type ToolContext,
   type ToolDefinition,
   type ToolResult,
+  toolError,
   writeFileInside,
 } from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { boolArg, defineTool, fail, fsFailure, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 /** Non-overlapping occurrences, left to right. */
 function occurrences(haystack: string, needle: string): number[] {
@@ -85,20 +87,20 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       "In plan mode only files inside the session's plans directory can be edited.",
     parameters: T.Object(
       {
-        filePath: T.String({ description: "File path, relative to the working directory or absolute." }),
+        filePath: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         oldString: T.String({ description: "The exact text to replace (empty to create a new file)." }),
         newString: T.String({ description: "The replacement text (must differ from oldString)." }),
         replaceAll: T.Optional(T.Boolean({ description: "Replace every occurrence instead of exactly one." })),
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const input = requiredString(args, "filePath");
-      let oldString = requiredString(args, "oldString", true);
-      let newString = requiredString(args, "newString", true);
-      const replaceAll = boolArg(args, "replaceAll");
+    async execute(args, ctx) {
+      const input = args.filePath;
+      let oldString = args.oldString;
+      let newString = args.newString;
+      const replaceAll = args.replaceAll ?? false;
       if (oldString === newString) {
-        return fail(
+        return toolError(
           "invalid_arguments",
           "oldString and newString are identical; the edit would change nothing.",
           "Pass the text you want in newString.",
@@ -117,7 +119,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         });
         if (!st) {
           if (oldString !== "") {
-            return fail(
+            return toolError(
               "not_found",
               `${display} does not exist.`,
               "Check the path with glob, or create the file with write.",
@@ -133,23 +135,25 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
-        if (st.isDirectory()) return fail("invalid_arguments", `${display} is a directory.`, "Edit a file inside it.");
+        if (st.isDirectory())
+          return toolError("invalid_arguments", `${display} is a directory.`, "Edit a file inside it.");
         if (!st.isFile()) {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} is not a regular file (a device, socket or pipe).`,
             "Edit regular files only.",
           );
         }
         if (st.size > limits.editMaxFileBytes) {
-          return fail(
+          return toolError(
             "too_large",
             `${display} is ${formatBytes(st.size)}; edit handles files up to ${formatBytes(limits.editMaxFileBytes)}.`,
             "Use a shell tool (sed, a script) for files this large.",
           );
         }
         const raw = await readFileInside(roots, abs, ctx.signal);
-        if (looksBinary(raw)) return fail("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
+        if (looksBinary(raw))
+          return toolError("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
         // A UTF-8 decode/encode round trip would replace every invalid byte (a Latin-1 file, a stray byte) with
         // U+FFFD all over the file. Latin-1 maps each byte to one character, so the untouched parts stay byte-exact.
         if (!isUtf8(raw)) {
@@ -169,7 +173,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
 
       if (oldString === "") {
         if (content !== "") {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} already exists and is not empty; an empty oldString only creates files.`,
             "Pass the exact text to replace, or use write to replace the whole file.",
@@ -194,7 +198,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         }
       }
       if (at.length === 0) {
-        return fail(
+        return toolError(
           "not_found",
           `oldString was not found in ${display}.${nearbyHints(content, oldString)}`,
           "Read the file again and copy the exact text, including whitespace and indentation.",
@@ -202,7 +206,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       }
       if (at.length > 1 && !replaceAll) {
         const lines = at.slice(0, 10).map((i) => lineOf(content, i));
-        return fail(
+        return toolError(
           "conflict",
           `oldString matches ${at.length} places in ${display} (lines ${lines.join(", ")}${at.length > 10 ? ", …" : ""}).`,
           "Include more surrounding lines in oldString so it matches once, or set replaceAll to true to change all of them.",
@@ -248,7 +252,7 @@ async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promis
         : "gone";
     if (viaEditor === "gone") await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
     else if (viaEditor !== "written") {
-      return fail("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
+      return toolError("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
     }
   } catch (err) {
     return fsFailure(err, e.display);

@@ -1,9 +1,17 @@
 import { open, readFile, stat } from "node:fs/promises";
-import { T, type ToolContext, type ToolDefinition, type ToolResult, withFileInside } from "../../core/index.js";
+import {
+  defineTool,
+  T,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+  toolError,
+  withFileInside,
+} from "../../core/index.js";
 import { formatBytes, imageMime, looksBinary, numbered, plural, readHead } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, intArg, limitArg, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 const CHUNK = 64 * 1024;
 
@@ -124,7 +132,7 @@ function footer(s: Slice, maxLineChars: number): string {
 
 async function readImage(file: string, abs: string, display: string, mime: string, size: number, limits: FsLimits) {
   if (size > limits.readMaxImageBytes) {
-    return fail(
+    return toolError(
       "too_large",
       `${display} is a ${formatBytes(size)} image; the limit is ${formatBytes(limits.readMaxImageBytes)}.`,
       "Downscale it with a shell command into a temporary file and read that instead.",
@@ -149,7 +157,7 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
       "PNG, JPEG, GIF and WebP images are attached as images. Other binary files are refused; use ls for directories.",
     parameters: T.Object(
       {
-        path: T.String({ description: "File path, relative to the working directory or absolute." }),
+        path: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         offset: T.Optional(T.Integer({ minimum: 1, description: "First line to return (1-based). Default 1." })),
         limit: T.Optional(
           T.Integer({ minimum: 1, description: `Lines to return (default and at most ${limits.readMaxLines}).` }),
@@ -157,10 +165,10 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx: ToolContext) {
-      const input = requiredString(args, "path");
-      const offset = intArg(args, "offset", 1, Number.MAX_SAFE_INTEGER) ?? 1;
-      const limit = limitArg(args, "limit", limits.readMaxLines, limits.readMaxLines);
+    async execute(args, ctx: ToolContext) {
+      const input = args.path;
+      const offset = args.offset ?? 1;
+      const limit = Math.min(args.limit ?? limits.readMaxLines, limits.readMaxLines);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display, roots } = resolved.path;
@@ -205,7 +213,7 @@ function editorSlice(text: string, abs: string, display: string, offset: number,
     return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0, source: "editor" } };
   }
   if (s.lines.length === 0) {
-    return fail(
+    return toolError(
       "invalid_arguments",
       `offset ${offset} is past the end of ${display}, which has ${plural(all.length, "line")}.`,
       "Use a smaller offset (lines are numbered from 1).",
@@ -238,9 +246,10 @@ async function readOpened(
   try {
     const st = await stat(file);
     if (st.isDirectory()) {
-      return fail("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
+      return toolError("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
     }
-    if (!st.isFile()) return fail("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
+    if (!st.isFile())
+      return toolError("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
     size = st.size;
     head = await readHead(file);
   } catch (err) {
@@ -250,7 +259,7 @@ async function readOpened(
   const mime = imageMime(head);
   if (mime) return readImage(file, abs, display, mime, size, limits);
   if (looksBinary(head)) {
-    return fail(
+    return toolError(
       "invalid_arguments",
       `${display} is a binary file (${formatBytes(size)}) and cannot be shown as text.`,
       "Inspect it with a shell command such as `file` or `xxd | head`, or read a text file instead.",
@@ -262,13 +271,13 @@ async function readOpened(
     if (text !== undefined) return editorSlice(text, abs, display, offset, limit, limits);
   }
   if (size === 0) {
-    if (offset > 1) return fail("invalid_arguments", `${display} is empty.`, "Call read without offset.");
+    if (offset > 1) return toolError("invalid_arguments", `${display} is empty.`, "Call read without offset.");
     return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0 } };
   }
 
   const slice = await readSlice(file, offset, limit, limits, ctx.signal);
   if (slice.lines.length === 0) {
-    return fail(
+    return toolError(
       "invalid_arguments",
       `offset ${offset} is past the end of ${display}, which has ${plural(slice.total ?? 0, "line")}.`,
       "Use a smaller offset (lines are numbered from 1).",

@@ -1,16 +1,18 @@
 import { lstat } from "node:fs/promises";
 import path from "node:path";
 import {
+  defineTool,
   EditorGoneError,
   mkdirInside,
   readFileInside,
   T,
   type ToolDefinition,
+  toolError,
   writeFileInside,
 } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 export function countLines(text: string): number {
   if (text === "") return 0;
@@ -28,14 +30,14 @@ export function createWriteTool(): ToolDefinition {
       "In plan mode only files inside the session's plans directory can be written.",
     parameters: T.Object(
       {
-        path: T.String({ description: "File path, relative to the working directory or absolute." }),
+        path: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         content: T.String({ description: "The complete new content of the file." }),
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const input = requiredString(args, "path");
-      const content = requiredString(args, "content", true);
+    async execute(args, ctx) {
+      const input = args.path;
+      const content = args.content;
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
       const { abs, display, root, roots } = resolved.path;
@@ -49,10 +51,14 @@ export function createWriteTool(): ToolDefinition {
           throw err;
         });
         if (st?.isDirectory()) {
-          return fail("invalid_arguments", `${display} is a directory.`, "Write to a file path inside it instead.");
+          return toolError(
+            "invalid_arguments",
+            `${display} is a directory.`,
+            "Write to a file path inside it instead.",
+          );
         }
         if (st && !st.isFile())
-          return fail("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
+          return toolError("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
         if (st) {
           previous = st.size;
           if (st.size === bytes && (await readFileInside(roots, abs)).equals(data)) {
@@ -74,7 +80,7 @@ export function createWriteTool(): ToolDefinition {
           : "gone";
         if (viaEditor === "gone") await writeFileInside(roots, abs, data);
         else if (viaEditor !== "written") {
-          return fail("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
+          return toolError("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
         }
         const lines = plural(countLines(content), "line");
         const dirs = madeDir ? ` Created directory ${displayPath(root, madeDir)}.` : "";

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync,
 import { join } from "node:path";
 import type { ToolContext } from "../../core/index.js";
 import { createFsTools } from "../../plugins/tools-fs/index.js";
-import { makeTempHome, startTestDaemon } from "../support/daemon.js";
-import { makeToolContext } from "../support/plugin-harness.js";
+import { makeTempHome, startTestDaemon } from "../../testing/daemon.js";
+import { makeToolContext } from "../../testing/plugin-harness.js";
 
 const SECRET = "OUTSIDE-SECRET";
 const OUTSIDE_NAME = "outside-only-name.txt";
