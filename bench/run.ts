@@ -19,6 +19,7 @@ import {
   type SingleStreamResult,
   singleStream,
 } from "./streaming.js";
+import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 
 const TOKENS = 2000;
@@ -118,6 +119,17 @@ await section("4c. append", async () => {
   printAppend(append);
 });
 
+let terminal: TerminalResult | undefined;
+await section("5. terminal client", async () => {
+  const bd = await bootDaemon({ providerUrl: fake.url });
+  try {
+    terminal = await terminalBench(fake, bd, cwd);
+    printTerminal(terminal);
+  } finally {
+    await bd.cleanup();
+  }
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -164,6 +176,17 @@ if (append) {
   rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
+}
+if (terminal) {
+  const t = terminal;
+  rows.push([
+    "agentd run, one token: bare node + provider / agentd",
+    ms(t.run.bareNode.p50 + t.run.provider.p50),
+    ms(t.run.agentd.p50),
+  ]);
+  if (t.chat)
+    rows.push(["agentd chat first screen (tmux): bare node / agentd", ms(t.chat.bareNode.p50), ms(t.chat.agentd.p50)]);
+  if (t.stream) rows.push(["agentd chat CPU ms per 1,000 tokens", "", ms(t.stream.cpuMsPer1000)]);
 }
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
