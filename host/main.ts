@@ -165,6 +165,14 @@ program
   .option("--rotate", "create a new token (the running daemon picks it up)")
   .action((o: { rotate?: boolean }) => token({ ...o, home: program.opts().home }));
 
+program
+  .command("acp")
+  .description("run as an Agent Client Protocol agent on stdin/stdout (for editors such as Zed)")
+  .action(async () => {
+    const { runAcp } = await import("../clients/acp/run.js");
+    await runAcp({ home: program.opts().home });
+  });
+
 // Plugin management: the implementation is imported on use, so daemon start-up never loads it.
 const pluginCmd = program.command("plugin").description("install, list, remove and scaffold third-party plugins");
 const pluginCli = () => import("./plugin-cli/index.js");
