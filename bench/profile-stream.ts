@@ -4,7 +4,7 @@
  * daemon's per-token time goes: `node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/profile-stream.js`.
  */
 import { performance } from "node:perf_hooks";
-import { startFakeProvider } from "../test/support/fake-provider.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { newReception, recordTurn, stampedTurn } from "./lib/streams.js";

@@ -2,7 +2,7 @@
  * A profiling aid, not part of `npm run bench`: section 2 (time to first token) with many repetitions, to run
  * under `node --cpu-prof`. PROFILE_REPS (default 200) and PROFILE_HISTORY (default 0: a fresh session per turn).
  */
-import { startFakeProvider } from "../test/support/fake-provider.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { printTtft, ttftCase } from "./ttft.js";
 

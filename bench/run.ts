@@ -5,11 +5,13 @@
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { VERSION } from "../host/daemon.js";
-import { startFakeProvider } from "../test/support/fake-provider.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
+import { printGoals } from "./goals.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
+import { type ProcessResult, processBench } from "./process.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
   type LoadResult,
@@ -19,6 +21,7 @@ import {
   type SingleStreamResult,
   singleStream,
 } from "./streaming.js";
+import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
 
@@ -30,7 +33,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=1-2,3,4a,4b,4c,5 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -70,6 +73,11 @@ let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
 let web: WebUiResult | undefined;
+let proc: ProcessResult | undefined;
+
+await section("0. processes", async () => {
+  proc = await processBench(cwd, Number(process.env.BENCH_RUNS ?? 3));
+});
 
 await section("1-2. streaming and TTFT", async () => {
   const bd = await bootDaemon({ providerUrl: fake.url });
@@ -120,7 +128,18 @@ await section("4c. append", async () => {
   printAppend(append);
 });
 
-await section("5. web UI", async () => {
+let terminal: TerminalResult | undefined;
+await section("5. terminal client", async () => {
+  const bd = await bootDaemon({ providerUrl: fake.url });
+  try {
+    terminal = await terminalBench(fake, bd, cwd);
+    printTerminal(terminal);
+  } finally {
+    await bd.cleanup();
+  }
+});
+
+await section("6. web UI", async () => {
   const bd = await bootDaemon({ providerUrl: fake.url });
   try {
     web = await webUiBench(fake, bd, cwd, 5);
@@ -177,6 +196,17 @@ if (append) {
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
 }
+if (terminal) {
+  const t = terminal;
+  rows.push([
+    "agentd run, one token: bare node + provider / agentd",
+    ms(t.run.bareNode.p50 + t.run.provider.p50),
+    ms(t.run.agentd.p50),
+  ]);
+  if (t.chat)
+    rows.push(["agentd chat first screen (tmux): bare node / agentd", ms(t.chat.bareNode.p50), ms(t.chat.agentd.p50)]);
+  if (t.stream) rows.push(["agentd chat CPU ms per 1,000 tokens", "", ms(t.stream.cpuMsPer1000)]);
+}
 if (web) {
   rows.push(["web UI: first-page JavaScript + CSS, gzip (KB)", "", (web.firstPageGzip / 1024).toFixed(1)]);
   rows.push(["web UI: 1,000-message session, latest messages painted p50", "", ms(summarize(web.openWarm).p50)]);
@@ -185,6 +215,8 @@ if (web) {
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
 ]);
+
+printGoals({ proc, load, loadPaced, list });
 
 if (failures.length) {
   console.log(`\n${failures.length} problem(s):`);

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { EventBusToken } from "../core/registries.js";
-import type { FakeProvider } from "../test/support/fake-provider.js";
+import type { FakeProvider } from "../testing/fake-provider.js";
 import type { ReaderResult } from "./lib/client-worker.js";
 import { now, sleep } from "./lib/clock.js";
 import { type BenchDaemon, bootDaemon } from "./lib/daemon.js";
@@ -19,6 +19,7 @@ import {
   stampedTurn,
   throughput,
 } from "./lib/streams.js";
+import { startRelay } from "./process.js";
 
 const directBody = (tag: string) => ({ model: "fake-model", messages: [{ role: "user", content: tag }], stream: true });
 
@@ -163,6 +164,8 @@ export interface LoadResult {
   n: number;
   gapMs: number;
   direct: { latency: Summary; ttfb: Summary };
+  /** The same streams through the bare relay process (`lib/relay.ts`), the same clients. */
+  relay?: { latency: Summary; ttft: Summary; received: number; duplicates: number };
   daemon: { latency: Summary; ttft: Summary };
   expected: number;
   received: number;
@@ -218,6 +221,8 @@ export async function manyStreams(
       dLat.push(...latencies(directSent[k] as Float64Array, toReception(r)));
       ttfb.push(r.first - (r.start as number));
     });
+
+    const relay = await relayLoad(provider, clients, url, opts);
 
     // Through the daemon.
     bd = await bootDaemon({ providerUrl: url });
@@ -281,6 +286,7 @@ export async function manyStreams(
       n,
       gapMs,
       direct: { latency: summarize(dLat), ttfb: summarize(ttfb) },
+      relay,
       daemon: { latency: summarize(lat), ttft: summarize(ttft) },
       expected,
       received,
@@ -297,6 +303,62 @@ export async function manyStreams(
     await bd?.cleanup();
     await provider.call("close").catch(() => undefined);
     await Promise.all([clients.terminate(), provider.terminate()]);
+  }
+}
+
+/** The load through the bare relay process: as many streams and clients, the same provider and client threads. */
+async function relayLoad(
+  provider: WorkerRpc,
+  clients: WorkerRpc,
+  url: string,
+  opts: { sessions: number; clientsPerSession: number; n: number; gapMs: number },
+): Promise<LoadResult["relay"]> {
+  const { sessions, clientsPerSession, n } = opts;
+  const relay = await startRelay(url);
+  try {
+    const keys = Array.from({ length: sessions }, (_, k) => `relay ${k}`);
+    await clients.call("open", {
+      clients: keys.flatMap((key, k) =>
+        Array.from({ length: clientsPerSession }, (_, j) => ({
+          key: `${k}/${j}`,
+          url: `${relay.base}/events/${encodeURIComponent(key)}`,
+          token: "",
+        })),
+      ),
+    });
+    await provider.call("script", { keys, n, gapMs: opts.gapMs });
+    await clients.call("arm", { n });
+    const posted: number[] = [];
+    await Promise.all(
+      keys.map(async (key, k) => {
+        posted[k] = now();
+        const res = await fetch(`${relay.base}/chat/${encodeURIComponent(key)}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(directBody(key)),
+        });
+        if (res.status !== 202) throw new Error(`relay chat: ${res.status}`);
+        await res.arrayBuffer();
+      }),
+    );
+    const results = await clients.call<ReaderResult[]>("collect");
+    const sent = await provider.call<Float64Array[]>("stamps", { keys });
+    const lat: number[] = [];
+    const ttft: number[] = [];
+    let received = 0;
+    let duplicates = 0;
+    for (const r of results) {
+      const k = Number(r.key.split("/")[0]);
+      const rec = toReception(r);
+      lat.push(...latencies(sent[k] as Float64Array, rec));
+      ttft.push(r.first - (posted[k] as number));
+      received += n - missing(rec);
+      duplicates += r.duplicates;
+    }
+    return { latency: summarize(lat), ttft: summarize(ttft), received, duplicates };
+  } finally {
+    await clients.call("close").catch(() => undefined);
+    await relay.stop();
   }
 }
 
@@ -323,6 +385,13 @@ export function printLoad(r: LoadResult): void {
       row("per-token latency max", r.direct.latency.max, r.daemon.latency.max),
       row("time to first token p50", r.direct.ttfb.p50, r.daemon.ttft.p50),
       row("time to first token p99", r.direct.ttfb.p99, r.daemon.ttft.p99),
+      ...(r.relay
+        ? [
+            row("bare relay process: per-token latency p50", r.direct.latency.p50, r.relay.latency.p50),
+            row("bare relay process: per-token latency p99", r.direct.latency.p99, r.relay.latency.p99),
+            row("bare relay process: time to first token p50", r.direct.ttfb.p50, r.relay.ttft.p50),
+          ]
+        : []),
     ],
     [
       `direct: ${r.sessions} concurrent fetch() streams from the fake provider. Provider and clients run on two worker threads.`,
@@ -331,6 +400,9 @@ export function printLoad(r: LoadResult): void {
         `over ${clients} clients`,
       `memory (whole process, after a full GC): RSS ${mib(r.memBefore.rss)} -> ${mib(r.memAfter.rss)} MiB ` +
         `(peak ${mib(r.peakRss)}), main heap ${mib(r.memBefore.heapUsed)} -> ${mib(r.memAfter.heapUsed)} MiB`,
+      ...(r.relay
+        ? [`bare relay: ${int(r.relay.received)}/${int(r.expected)} tokens (duplicated ${int(r.relay.duplicates)})`]
+        : []),
       ...r.errors.slice(0, 5).map((e) => `client error: ${e}`),
     ],
   );

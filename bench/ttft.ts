@@ -1,5 +1,5 @@
 import { SessionStoreToken } from "../core/store.js";
-import type { FakeProvider } from "../test/support/fake-provider.js";
+import type { FakeProvider } from "../testing/fake-provider.js";
 import { now } from "./lib/clock.js";
 import type { BenchDaemon } from "./lib/daemon.js";
 import { ms, printTable, type Summary, signedMs, summarize } from "./lib/stats.js";

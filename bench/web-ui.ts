@@ -186,7 +186,7 @@ export function printWebUi(r: WebUiResult): void {
   const warm = summarize(r.openWarm);
   const cold = summarize(r.openCold);
   printTable(
-    "5. Web UI (headless Chromium, the real daemon)",
+    "6. Web UI (headless Chromium, the real daemon)",
     ["figure", "value", "bar"],
     [
       ...r.files.map((f) => [`first page: ${f.file} (gzip)`, kb(f.gzip), ""]),

@@ -1,6 +1,7 @@
 import { constants, existsSync } from "node:fs";
-import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "./paths.js";
 
 /*
  * Confined file access, safe against a concurrent process swapping a path component for a symbolic link (or a
@@ -24,12 +25,6 @@ export class PathEscapeError extends Error {
   }
 }
 
-export function isInsideDir(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
-}
-
 async function descriptorPath(fh: FileHandle, opened: string): Promise<string | undefined> {
   if (hasProcFd) {
     const real = await readlink(`${PROC_FD}/${fh.fd}`);
@@ -43,7 +38,7 @@ async function descriptorPath(fh: FileHandle, opened: string): Promise<string | 
 async function verify(fh: FileHandle, opened: string, roots: readonly string[]): Promise<FileHandle> {
   try {
     const real = await descriptorPath(fh, opened);
-    if (real === undefined || !roots.some((r) => isInsideDir(r, real))) throw new PathEscapeError(opened);
+    if (real === undefined || !roots.some((r) => isInside(r, real))) throw new PathEscapeError(opened);
     return fh;
   } catch (err) {
     await fh.close();
@@ -115,6 +110,38 @@ export async function withDirInside<T>(
   } finally {
     await d.close();
   }
+}
+
+/**
+ * `mkdir -p` inside `roots`: each missing component is created through its opened and verified parent, so a
+ * component swapped for a link meanwhile makes it fail instead of creating directories elsewhere. Returns the first
+ * directory created (like fs.mkdir with `recursive`), or undefined when `dir` existed.
+ */
+export async function mkdirInside(roots: readonly string[], dir: string): Promise<string | undefined> {
+  // A root that does not exist yet (a plans directory before its first plan) is created by its own path: it is
+  // configuration, not client input. Below it, every component goes through a verified parent.
+  const root = roots.filter((r) => isInside(r, dir)).sort((a, b) => b.length - a.length)[0];
+  let createdRoot: string | undefined;
+  if (root !== undefined) createdRoot = await mkdir(root, { recursive: true });
+  const missing: string[] = [];
+  let existing = dir;
+  for (;;) {
+    const st = await stat(existing).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      throw err;
+    });
+    if (st) break;
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    missing.unshift(path.basename(existing));
+    existing = parent;
+  }
+  let parent = existing;
+  for (const name of missing) {
+    await withDirInside(roots, parent, (d) => mkdir(d.at(name)));
+    parent = path.join(parent, name);
+  }
+  return createdRoot ?? (missing.length > 0 ? path.join(existing, missing[0] as string) : undefined);
 }
 
 /**

@@ -2,7 +2,12 @@
  * The one error type that carries an HTTP-meaningful status. Core code throws it; the host turns it into
  * `{ error: message }` with the status. Anything else thrown is a bug and becomes a 500 without details.
  */
+/** Marks ApiErrors across copies of this module (a bundled daemon and a plugin importing `agentd` each have one). */
+const API_ERROR = Symbol.for("agentd.ApiError");
+
 export class ApiError extends Error {
+  readonly [API_ERROR] = true;
+
   constructor(
     readonly status: number,
     message: string,
@@ -24,7 +29,9 @@ export class ApiError extends Error {
 }
 
 export function isApiError(err: unknown): err is ApiError {
-  return err instanceof ApiError;
+  return (
+    err instanceof ApiError || (err instanceof Error && (err as unknown as Record<symbol, unknown>)[API_ERROR] === true)
+  );
 }
 
 export function errorMessage(err: unknown): string {

@@ -5,10 +5,12 @@ import type { StoredEvent } from "./session-types.js";
 import type { EventToAppend, SessionStore } from "./store.js";
 
 /** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
-const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output"]);
+const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;
+/** Sessions whose sequence state is kept in memory; idle ones beyond this are written back and dropped. */
+const MAX_SEQ_STATES = 2000;
 
 let lastMs = 0;
 let lastIso = "";
@@ -229,11 +231,32 @@ export class SessionEventLog {
   private state(sessionId: string): SeqState {
     let st = this.seqs.get(sessionId);
     if (!st) {
+      if (this.seqs.size >= MAX_SEQ_STATES) this.evictSeqStates();
       const reserved = this.store.eventSeqReserved(sessionId);
       st = { last: reserved, reserved };
       this.seqs.set(sessionId, st);
     }
     return st;
+  }
+
+  /**
+   * Bounds the per-session memory (a daemon that has touched 100,000 sessions keeps 2,000 of them): the oldest
+   * half without pending events or subscribers is dropped, its unused reservation released first, so the next
+   * event continues exactly where it stopped.
+   */
+  private evictSeqStates(): void {
+    let drop = Math.floor(MAX_SEQ_STATES / 2);
+    for (const [id, st] of this.seqs) {
+      if (drop === 0) break;
+      if (this.pending.has(id) || this.listeners.has(id)) continue;
+      try {
+        if (st.reserved > st.last) this.store.reserveEventSeq(id, st.last);
+      } catch {
+        // deleted meanwhile: nothing to release
+      }
+      this.seqs.delete(id);
+      drop--;
+    }
   }
 
   private nextSeq(sessionId: string): number {

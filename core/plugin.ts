@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
 import type { CommandInvocation, Persona, Provider, SlashCommand, Theme, ToolDefinition } from "./contributions.js";
 import type { Disposable } from "./disposable.js";
 import type { BusEvents, EventHandler } from "./events.js";
@@ -7,20 +7,28 @@ import type { AnyRoute } from "./routes.js";
 import type { ServiceToken } from "./tokens.js";
 
 /**
- * What a plugin may do. The host refuses contributions a plugin did not declare:
- * `routes.public` for unauthenticated routes, `provider` for model providers, `storage` for providing the store.
- * The others are declarations users see in `GET /server/status` (policy, not a sandbox).
+ * What a plugin may do, declared in its manifest. Built-in plugins hold what they declare; a third-party plugin holds
+ * what it declares AND the user allowed in the config (`pluginCapabilities.<id>`). The host enforces the first five
+ * (and `provider`); `process`, `network` and `filesystem` are declarations users see in `GET /server/status` and
+ * `agentd plugin list` (policy, not a sandbox: plugins run in the daemon's process).
  */
-export type Capability =
-  | "routes.public"
-  | "provider"
-  | "storage"
-  | "fs.read"
-  | "fs.write"
-  | "shell.exec"
-  | "net.fetch"
-  | "secrets.read"
-  | (string & {});
+export const CAPABILITIES = {
+  secrets: "read secrets: the provider API key, the raw config, MCP server headers (SettingsToken, McpManagerToken)",
+  routes: "add HTTP routes (third-party routes are mounted under /api/v1/plugins/<id>)",
+  "public-routes": "add routes that need no authentication",
+  pages: "serve browser pages outside /api/v1 (third-party pages under /plugins/<id>/)",
+  storage: "keep files in its data directory (ctx.dataDir()) or provide the session store",
+  provider: "contribute model providers",
+  process: "start processes",
+  network: "make network requests",
+  filesystem: "read or write files outside its data directory",
+} as const;
+
+export type Capability = keyof typeof CAPABILITIES;
+
+export function isCapability(name: unknown): name is Capability {
+  return typeof name === "string" && Object.hasOwn(CAPABILITIES, name);
+}
 
 export interface PluginManifest {
   /** kebab-case, unique. Third-party routes are mounted under `/api/v1/plugins/<id>`. */
@@ -53,12 +61,36 @@ export interface ContributionPoint<T> {
   add(item: T): Disposable;
 }
 
-export interface PluginContext {
+/** The options a plugin gets: the static type of its `configSchema` (validated, defaults applied), else a record. */
+export type OptionsOf<S extends TSchema> = TSchema extends S ? Record<string, unknown> : Static<S>;
+
+/** A dependency the plugin works without: `ctx.deps.<key>` is undefined when nobody provides it. */
+export interface OptionalDep<T> {
+  readonly optional: ServiceToken<T>;
+}
+
+export function optional<T>(token: ServiceToken<T>): OptionalDep<T> {
+  return { optional: token };
+}
+
+/** The services a plugin declares it uses, by key: a token (required) or `optional(token)`. */
+export type DepsSpec = Record<string, ServiceToken<unknown> | OptionalDep<unknown>>;
+
+/** `ctx.deps` for a `DepsSpec`: each key typed by its token. */
+export type DepsOf<D> = {
+  readonly [K in keyof D]: D[K] extends OptionalDep<infer T>
+    ? T | undefined
+    : D[K] extends ServiceToken<infer T>
+      ? T
+      : never;
+};
+
+export interface PluginContext<O = Record<string, unknown>, D = Record<string, unknown>> {
   readonly id: string;
   readonly manifest: PluginManifest;
   readonly log: Logger;
-  /** The validated `pluginOptions.<id>` value (or `{}`). */
-  readonly options: Record<string, unknown>;
+  /** The `pluginOptions.<id>` value validated against `manifest.configSchema` (defaults applied), or `{}`. */
+  readonly options: O;
   /** The daemon home directory (AGENTD_HOME). */
   readonly home: string;
   /** A directory this plugin may use for its own files (`<home>/plugins-data/<id>`, created on first use). */
@@ -71,6 +103,11 @@ export interface PluginContext {
   readonly commands: ContributionPoint<SlashCommand>;
   readonly providers: ContributionPoint<Provider>;
   readonly services: ServiceAccess;
+  /**
+   * The services declared in the plugin's `deps`, typed, each resolved on first access (with the capability checks
+   * of `services.get`). A plugin that declares `deps` may `services.get` only those (and what it provides).
+   */
+  readonly deps: D;
   readonly events: {
     on<K extends keyof BusEvents>(type: K, handler: EventHandler<BusEvents[K]>): Disposable;
   };
@@ -78,18 +115,34 @@ export interface PluginContext {
   onDispose(d: Disposable | (() => void)): void;
 }
 
-export interface Plugin {
+export interface Plugin<O = Record<string, unknown>, D = Record<string, unknown>> {
   manifest: PluginManifest;
+  /** The services it uses, by token (Backstage's `deps`): typed in `ctx.deps`, required ones added to `requires`. */
+  deps?: DepsSpec;
   /** Synchronous and declarative: add contributions, provide services. */
-  register(ctx: PluginContext): void;
+  register(ctx: PluginContext<O, D>): void;
   /** After every plugin registered, before the port opens. */
-  start?(ctx: PluginContext): Promise<void> | void;
+  start?(ctx: PluginContext<O, D>): Promise<void> | void;
   /** Reverse order at shutdown (contributions are disposed by the host afterwards). */
-  stop?(ctx: PluginContext): Promise<void> | void;
+  stop?(ctx: PluginContext<O, D>): Promise<void> | void;
 }
 
-export function definePlugin(plugin: Plugin): Plugin {
-  return plugin;
+/**
+ * Declares a plugin. With `deps: {key: Token | optional(Token)}`, `ctx.deps.key` is the service, typed. With
+ * `manifest.configSchema` (a TypeBox schema), `ctx.options` has the schema's static type:
+ * the loader validates `pluginOptions.<id>` against it (applying defaults) before `register`, and a plugin whose
+ * options are invalid is not loaded.
+ */
+export function definePlugin<S extends TSchema = TSchema, D extends DepsSpec = Record<never, never>>(
+  plugin: Plugin<OptionsOf<S>, DepsOf<D>> & { manifest: PluginManifest & { configSchema?: S }; deps?: D },
+): Plugin {
+  const required = Object.values(plugin.deps ?? {})
+    .filter((d): d is ServiceToken<unknown> => !("optional" in d))
+    .map((t) => t.id);
+  if (!required.length) return plugin as unknown as Plugin;
+  // Required deps order the plugin after their providers and fail it cleanly when none is loaded.
+  const requires = [...new Set([...(plugin.manifest.requires ?? []), ...required])];
+  return { ...plugin, manifest: { ...plugin.manifest, requires } } as unknown as Plugin;
 }
 
 export type { CommandInvocation };

@@ -1,17 +1,17 @@
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "./contributions.js";
 import type { EventBus } from "./events.js";
 import type { Logger } from "./logger.js";
-import type { Registry } from "./registry.js";
+import type { RegistryView } from "./registry.js";
 import type { AnyRoute } from "./routes.js";
 import { createToken } from "./tokens.js";
 
 /** The host-owned contribution registries, readable by plugins that consume contributions (e.g. the agent loop). */
-export const ToolRegistryToken = createToken<Registry<ToolDefinition>>("tools");
-export const PersonaRegistryToken = createToken<Registry<Persona>>("personas");
-export const ThemeRegistryToken = createToken<Registry<Theme>>("themes");
-export const CommandRegistryToken = createToken<Registry<SlashCommand>>("commands");
-export const ProviderRegistryToken = createToken<Registry<Provider>>("providers");
-export const RouteRegistryToken = createToken<Registry<AnyRoute>>("routes");
+export const ToolRegistryToken = createToken<RegistryView<ToolDefinition>>("tools");
+export const PersonaRegistryToken = createToken<RegistryView<Persona>>("personas");
+export const ThemeRegistryToken = createToken<RegistryView<Theme>>("themes");
+export const CommandRegistryToken = createToken<RegistryView<SlashCommand>>("commands");
+export const ProviderRegistryToken = createToken<RegistryView<Provider>>("providers");
+export const RouteRegistryToken = createToken<RegistryView<AnyRoute>>("routes");
 export const EventBusToken = createToken<EventBus>("event-bus");
 export const LoggerToken = createToken<Logger>("logger");
 
@@ -54,8 +54,9 @@ export const LAYERED_KEYS = [
 export type LayeredKey = (typeof LAYERED_KEYS)[number];
 
 /**
- * The daemon's settings that plugins may read (never secrets other than what a provider plugin needs). The
- * layered values are live: a change through `update` applies at once, without a restart.
+ * The daemon's settings with its secrets: the provider key and the whole config (which holds MCP headers and
+ * plugin options), and `update` to change them. Only plugins holding the `secrets` capability can get it; others
+ * read `HostInfoToken`. The layered values are live: a change through `update` applies at once, without a restart.
  */
 export interface DaemonSettings {
   home: string;
@@ -81,4 +82,62 @@ export interface DaemonSettings {
   /** Persists a change to `<home>/settings.json` (validated, atomic, 0600, one write at a time) and applies it. */
   update(patch: UserSettingsPatch): void;
 }
-export const SettingsToken = createToken<DaemonSettings>("settings");
+export const SettingsToken = createToken<DaemonSettings>("settings", { capability: "secrets" });
+
+/** Top-level config keys `HostInfo.config` does not give out (they hold secrets or other plugins' options). */
+export const SECRET_CONFIG_KEYS: readonly string[] = ["provider", "mcpServers", "pluginOptions", "auth", "token"];
+
+/** What every plugin may know about the daemon: no secrets (current values, read on each access). */
+export interface HostInfo {
+  readonly home: string;
+  readonly version: string;
+  readonly provider: { baseURL?: string; model?: string };
+  readonly defaultPersona: string;
+  readonly defaultCwd: string;
+  readonly maxTurnIterations: number;
+  readonly permissionMode: PermissionMode;
+  readonly theme: string | undefined;
+  readonly reasoning: string | undefined;
+  /** A copy of a top-level config key (e.g. `maxTurnIterations`, `hooks`); undefined for `SECRET_CONFIG_KEYS`. */
+  config(key: string): unknown;
+}
+export const HostInfoToken = createToken<HostInfo>("host-info");
+
+/** A `HostInfo` reading live from the settings, holding no reference a plugin could walk to the secrets. */
+export function hostInfoOf(settings: () => DaemonSettings): HostInfo {
+  return Object.freeze({
+    get home() {
+      return settings().home;
+    },
+    get version() {
+      return settings().version;
+    },
+    get provider() {
+      const { baseURL, model } = settings().provider;
+      return { ...(baseURL !== undefined ? { baseURL } : {}), ...(model !== undefined ? { model } : {}) };
+    },
+    get defaultPersona() {
+      return settings().defaultPersona;
+    },
+    get defaultCwd() {
+      return settings().defaultCwd;
+    },
+    get maxTurnIterations() {
+      return settings().maxTurnIterations;
+    },
+    get permissionMode() {
+      return settings().permissionMode;
+    },
+    get theme() {
+      return settings().theme;
+    },
+    get reasoning() {
+      return settings().reasoning;
+    },
+    config(key: string) {
+      if (SECRET_CONFIG_KEYS.includes(key)) return undefined;
+      const v = settings().raw[key];
+      return v === undefined ? undefined : structuredClone(v);
+    },
+  });
+}

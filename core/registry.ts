@@ -6,10 +6,26 @@ export interface Owned<T> {
 }
 
 /**
+ * A registry as plugins see it through a registry token: reads, and `add` under the plugin's own id with the same
+ * checks as the plugin's contribution point (the host hands each plugin a view, never the registry itself).
+ */
+export interface RegistryView<T> {
+  readonly kind: string;
+  add(owner: string, item: T): Disposable;
+  get(key: string): T | undefined;
+  has(key: string): boolean;
+  ownerOf(key: string): string | undefined;
+  list(): T[];
+  entries(): Owned<T>[];
+  countBy(owner: string): number;
+  onChange(fn: () => void): Disposable;
+}
+
+/**
  * A contribution point: items keyed by a unique name, each remembering the plugin that added it.
  * Adding a key twice is refused (collisions are a plugin bug the host reports, not a silent override).
  */
-export class Registry<T> {
+export class Registry<T> implements RegistryView<T> {
   private readonly items = new Map<string, Owned<T>>();
   private readonly listeners = new Set<() => void>();
 
@@ -24,7 +40,7 @@ export class Registry<T> {
     if (existing) {
       throw new Error(`${this.kind} "${key}" is already contributed by plugin "${existing.owner}"`);
     }
-    const entry = { owner, item };
+    const entry: Owned<T> = Object.freeze({ owner, item });
     this.items.set(key, entry);
     this.changed();
     return toDisposable(() => {

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
+import { CAPABILITIES } from "../core/plugin.js";
 import { loadAjv } from "./lazy.js";
 
 export const DEFAULT_PORT = 7878;
@@ -37,6 +38,10 @@ export const ConfigSchema = T.Object(
     plugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
     disabledPlugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
     pluginOptions: T.Optional(T.Record(T.String(), T.Object({}))),
+    /** Capabilities the user allows each third-party plugin (by id); a plugin holds what it declares and is allowed. */
+    pluginCapabilities: T.Optional(
+      T.Record(T.String(), T.Array(T.Union(Object.keys(CAPABILITIES).map((c) => T.Literal(c))), { uniqueItems: true })),
+    ),
     logLevel: T.Optional(T.String({ enum: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] })),
     maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
     permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import type { DependencyContainer } from "tsyringe";
 import { type Disposable, toDisposable } from "../core/disposable.js";
+import type { Capability } from "../core/plugin.js";
 import type { ServiceToken } from "../core/tokens.js";
 import { lazyRequire } from "./lazy.js";
 
@@ -19,6 +20,7 @@ export class ServiceContainer {
   provide<T>(owner: string, token: ServiceToken<T>, value: T): Disposable {
     const existing = this.values.get(token.id);
     if (existing) throw new Error(`service "${token.id}" is already provided by "${existing.owner}"`);
+    if (this.lazy.has(token.id)) throw new Error(`service "${token.id}" is already provided by "host"`);
     const entry = { owner, value };
     this.values.set(token.id, entry);
     this.registerToken(token);
@@ -47,7 +49,9 @@ export class ServiceContainer {
   }
 
   private registerToken<T>(token: ServiceToken<T>): void {
-    if (!this.tokens.has(token.id)) this.tokens.set(token.id, token as ServiceToken<unknown>);
+    const known = this.tokens.get(token.id);
+    // A provider that goes away and comes back (or a host token) keeps the strictest declared capability.
+    if (!known || (!known.capability && token.capability)) this.tokens.set(token.id, token as ServiceToken<unknown>);
     if (this.container) this.registerWith(this.container, token);
   }
 
@@ -74,6 +78,14 @@ export class ServiceContainer {
     const v = this.tryGet(token);
     if (v === undefined) throw new Error(`service "${token.id}" is not available`);
     return v;
+  }
+
+  /**
+   * The capability a plugin needs to get the service registered under `id`: the one on the token it was provided
+   * with (not the token a caller passes, which anyone can create with the same id).
+   */
+  capabilityOf(id: string): Capability | undefined {
+    return this.tokens.get(id)?.capability;
   }
 
   /** Ids that are provided or will be on first use. */

@@ -10,6 +10,8 @@ import { EventBus } from "../core/events.js";
 import {
   CommandRegistryToken,
   EventBusToken,
+  HostInfoToken,
+  hostInfoOf,
   LoggerToken,
   PersonaRegistryToken,
   ProviderRegistryToken,
@@ -44,6 +46,7 @@ import {
   type ServerInfo,
   writeServerInfo,
 } from "./state.js";
+import { warmUp } from "./warm-up.js";
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
@@ -125,6 +128,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   services.provide("host", LoggerToken, log);
   services.provide("host", EventBusToken, bus);
   services.provide("host", SettingsToken, settings);
+  services.provide(
+    "host",
+    HostInfoToken,
+    hostInfoOf(() => settings),
+  );
   services.provide("host", ToolRegistryToken, registries.tools);
   services.provide("host", PersonaRegistryToken, registries.personas);
   services.provide("host", ThemeRegistryToken, registries.themes);
@@ -162,6 +170,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     home,
     options: (cfg.pluginOptions ?? {}) as Record<string, object>,
     disabled: cfg.disabledPlugins ?? [],
+    granted: cfg.pluginCapabilities ?? {},
   });
   const sources: PluginSource[] = [...(opts.builtins ?? builtinPlugins.map(builtinSource))];
   for (const spec of cfg.plugins ?? []) {
@@ -254,6 +263,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     apiVersion: 1,
   };
   writeServerInfo(home, serverInfo);
+  let stopping: Promise<void> | undefined;
+  // Not awaited by stop(): a provider's warmUp may be slow; the remaining steps are skipped once stopping.
+  void warmUp(app, registries.providers.list(), log, () => stopping !== undefined);
   log.info(
     {
       url: addr.url,
@@ -264,7 +276,6 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     "agentd listening",
   );
 
-  let stopping: Promise<void> | undefined;
   return {
     home,
     url: addr.url,

@@ -28,7 +28,11 @@ const PluginStatusSchema = T.Object(
     state: T.Union([T.Literal("active"), T.Literal("failed"), T.Literal("disabled")]),
     error: T.Optional(T.String()),
     required: T.Boolean(),
-    capabilities: T.Array(T.String()),
+    capabilities: T.Array(T.String(), { description: "The capabilities the plugin holds" }),
+    deniedCapabilities: T.Array(T.String(), {
+      description:
+        "Declared in the plugin's manifest but not allowed in the config (pluginCapabilities.<id>): not held",
+    }),
     bootMs: T.Number(),
     contributions: T.Record(T.String(), T.Integer()),
   },

@@ -1,17 +1,26 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Ajv } from "ajv";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
 import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
-import type { Capability, ContributionPoint, Plugin, PluginContext, PluginManifest } from "../core/plugin.js";
-import type { Registry } from "../core/registry.js";
+import {
+  CAPABILITIES,
+  type Capability,
+  type ContributionPoint,
+  isCapability,
+  type Plugin,
+  type PluginContext,
+  type PluginManifest,
+} from "../core/plugin.js";
+import type { Registry, RegistryView } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
+import type { ServiceToken } from "../core/tokens.js";
 import type { ServiceContainer } from "./container.js";
-import { loadAjv } from "./lazy.js";
+import { REGISTRY_TOKEN_IDS, RENAMED_CAPABILITIES, registryView } from "./plugin-access.js";
+import { PluginOptionsValidator } from "./plugin-options.js";
 import type { PluginSource } from "./plugin-sources.js";
 
 export interface Registries {
@@ -33,7 +42,10 @@ export interface PluginStatus {
   state: PluginState;
   error?: string;
   required: boolean;
+  /** The capabilities the plugin holds. */
   capabilities: string[];
+  /** Declared in the manifest but not allowed in the config (`pluginCapabilities.<id>`): not held. */
+  deniedCapabilities: string[];
   bootMs: number;
   contributions: Record<keyof Registries, number>;
 }
@@ -49,6 +61,8 @@ interface Entry {
   error?: string;
   bootMs: number;
   scope: DisposableStore;
+  held: Set<Capability>;
+  denied: Capability[];
 }
 
 const ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -61,6 +75,8 @@ export interface PluginHostDeps {
   home: string;
   options: Record<string, object>;
   disabled: string[];
+  /** Capabilities the config allows each third-party plugin (`pluginCapabilities`). */
+  granted?: Record<string, readonly string[]>;
 }
 
 /**
@@ -70,7 +86,7 @@ export interface PluginHostDeps {
  */
 export class PluginHost {
   private readonly entries: Entry[] = [];
-  private ajv: Ajv | undefined;
+  private readonly optionsValidator = new PluginOptionsValidator();
 
   constructor(private readonly deps: PluginHostDeps) {}
 
@@ -79,15 +95,35 @@ export class PluginHost {
     const seen = new Set<string>();
     for (const source of sources) {
       const m = source.manifest;
-      const entry: Entry = { source, manifest: m, state: "pending", bootMs: 0, scope: new DisposableStore() };
+      const entry: Entry = {
+        source,
+        manifest: m,
+        state: "pending",
+        bootMs: 0,
+        scope: new DisposableStore(),
+        held: new Set(),
+        denied: [],
+      };
       this.entries.push(entry);
-      if (!ID_RE.test(m.id)) this.fail(entry, `invalid plugin id "${m.id}" (kebab-case, max 64 chars)`);
+      const badCap = (Array.isArray(m.capabilities) ? m.capabilities : []).find((c) => !isCapability(c));
+      if (m.capabilities !== undefined && !Array.isArray(m.capabilities)) {
+        this.fail(entry, `the manifest's "capabilities" must be an array of names`);
+      } else if (badCap !== undefined) {
+        const hint = RENAMED_CAPABILITIES[String(badCap)]
+          ? ` (now called "${RENAMED_CAPABILITIES[String(badCap)]}")`
+          : "";
+        this.fail(
+          entry,
+          `unknown capability "${String(badCap)}"${hint}; known: ${Object.keys(CAPABILITIES).join(", ")}`,
+        );
+      } else if (!ID_RE.test(m.id)) this.fail(entry, `invalid plugin id "${m.id}" (kebab-case, max 64 chars)`);
       else if (seen.has(m.id)) this.fail(entry, `another plugin already has the id "${m.id}"`);
       else if (this.deps.disabled.includes(m.id)) {
         if (m.required) throw new FatalPluginError(`plugin "${m.id}" is required and cannot be disabled`);
         entry.state = "disabled";
       }
       seen.add(m.id);
+      this.grant(entry);
     }
     for (const entry of this.order()) {
       if (entry.state !== "pending") continue;
@@ -99,6 +135,9 @@ export class PluginHost {
       const t0 = performance.now();
       try {
         entry.plugin = await entry.source.load();
+        // package.json's manifest is authoritative (read before the code ran); the options schema may live in code.
+        const schema = entry.plugin.manifest.configSchema;
+        if (!entry.manifest.configSchema && schema) entry.manifest = { ...entry.manifest, configSchema: schema };
         entry.ctx = this.contextFor(entry);
         entry.plugin.register(entry.ctx);
         entry.state = "active";
@@ -142,6 +181,18 @@ export class PluginHost {
     }
   }
 
+  /** Built-ins hold what they declare; a third-party plugin what it declares and the config allows. */
+  private grant(entry: Entry): void {
+    const declared = (Array.isArray(entry.manifest.capabilities) ? entry.manifest.capabilities : []).filter(
+      isCapability,
+    );
+    const allowed = entry.source.origin === "builtin" ? undefined : (this.deps.granted?.[entry.manifest.id] ?? []);
+    for (const cap of declared) {
+      if (!allowed || allowed.includes(cap)) entry.held.add(cap);
+      else if (!entry.denied.includes(cap)) entry.denied.push(cap);
+    }
+  }
+
   statuses(): PluginStatus[] {
     const r = this.deps.registries;
     return this.entries.map((e) => {
@@ -153,7 +204,8 @@ export class PluginHost {
         origin: e.source.origin,
         state: e.state === "pending" ? "failed" : e.state,
         required: e.manifest.required === true,
-        capabilities: e.manifest.capabilities ?? [],
+        capabilities: [...e.held],
+        deniedCapabilities: [...e.denied],
         bootMs: Math.round(e.bootMs * 100) / 100,
         contributions: {
           routes: r.routes.countBy(id),
@@ -228,48 +280,96 @@ export class PluginHost {
     const { deps } = this;
     const m = entry.manifest;
     const id = m.id;
-    const caps = new Set<Capability>(m.capabilities ?? []);
     const scope = entry.scope;
     const log = deps.log.child({ plugin: id });
-    const options = this.validateOptions(m, deps.options[id] ?? {}, entry.source.origin === "builtin");
-    const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
-      add: (item) => scope.add(reg.add(id, check ? check(item) : item)),
-    });
-    const needCap = (cap: Capability, what: string) => {
-      if (!caps.has(cap)) throw new Error(`${what} needs the capability "${cap}" in the manifest`);
-    };
     const thirdParty = entry.source.origin !== "builtin";
+    const options = this.optionsValidator.validate(m, deps.options[id] ?? {}, !thirdParty);
+    const needCap = (cap: Capability, what: string) => {
+      if (entry.held.has(cap)) return;
+      if (entry.denied.includes(cap)) {
+        throw new Error(
+          `${what} needs the capability "${cap}", which the config does not allow: add it to pluginCapabilities.${id}`,
+        );
+      }
+      throw new Error(`${what} needs the capability "${cap}" in the manifest's "capabilities"`);
+    };
+    // Contributions are frozen once added: the registries are shared, and a plugin must not be able to change
+    // another's route (say, make it public) or tool (say, swap its execute) through what it reads back.
+    const point = <T>(reg: Registry<T>, check?: (item: T) => T): ContributionPoint<T> => ({
+      add: (item) => scope.add(reg.add(id, Object.freeze(check ? check(item) : item))),
+    });
+    const checkRoute = (route: AnyRoute): AnyRoute => {
+      needCap("routes", `route ${route.method} ${route.path}`);
+      if (route.auth === "public") needCap("public-routes", `public route ${route.path}`);
+      if (route.page) needCap("pages", `page ${route.path}`);
+      if (!thirdParty) return route;
+      const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
+      return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
+    };
+    const r = deps.registries;
+    const points = {
+      routes: point(r.routes, checkRoute),
+      tools: point(r.tools),
+      personas: point(r.personas),
+      themes: point(r.themes),
+      commands: point(r.commands),
+      providers: point(r.providers, (p) => {
+        needCap("provider", `provider ${p.id}`);
+        return p;
+      }),
+    };
+    // Registry tokens give a view whose `add` is this plugin's contribution point: the same checks, its own id.
+    const views = new Map<string, RegistryView<unknown>>();
+    const viewOf = (token: ServiceToken<unknown>): RegistryView<unknown> | undefined => {
+      const key = REGISTRY_TOKEN_IDS[token.id];
+      if (!key || deps.services.capabilityOf(token.id) !== undefined) return undefined;
+      let view = views.get(token.id);
+      if (!view) {
+        view = registryView(r[key] as Registry<unknown>, points[key] as ContributionPoint<unknown>, id);
+        views.set(token.id, view);
+      }
+      return view;
+    };
+    // A plugin that declares `deps` may get only those (and what it provides itself): its manifest says it all.
+    const declared = entry.plugin?.deps
+      ? new Set([
+          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
+          ...(m.provides ?? []),
+        ])
+      : undefined;
+    const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
+      if (declared && !declared.has(token.id)) {
+        throw new Error(`the service "${token.id}" is not declared in the plugin's deps`);
+      }
+      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
+      if (cap) needCap(cap, `the service "${token.id}"`);
+      const view = deps.services.has(token.id) ? viewOf(token as ServiceToken<unknown>) : undefined;
+      if (view) return view as T;
+      return optional ? deps.services.tryGet(token) : deps.services.get(token);
+    };
+    const depValues: Record<string, unknown> = {};
+    for (const [key, dep] of Object.entries(entry.plugin?.deps ?? {})) {
+      const isOptional = "optional" in dep;
+      const token = isOptional ? dep.optional : dep;
+      Object.defineProperty(depValues, key, {
+        enumerable: true,
+        get: () => access(token, isOptional),
+      });
+    }
     return {
       id,
       manifest: m,
       log,
       options,
+      deps: Object.freeze(depValues),
       home: deps.home,
       dataDir() {
+        needCap("storage", "ctx.dataDir()");
         const dir = join(deps.home, "plugins-data", id);
         mkdirSync(dir, { recursive: true });
         return dir;
       },
-      routes: point(deps.registries.routes, (route) => {
-        if (route.auth === "public") needCap("routes.public", `public route ${route.path}`);
-        if (!thirdParty) return route;
-        if (route.page) throw new Error(`route ${route.path}: only built-in plugins may serve pages outside /api/v1`);
-        const path = `/plugins/${id}${route.path.startsWith("/") ? "" : "/"}${route.path}`;
-        return {
-          ...route,
-          path,
-          operationId: `${camel(id)}_${route.operationId}`,
-          tags: route.tags ?? [`plugin:${id}`],
-        };
-      }),
-      tools: point(deps.registries.tools),
-      personas: point(deps.registries.personas),
-      themes: point(deps.registries.themes),
-      commands: point(deps.registries.commands),
-      providers: point(deps.registries.providers, (p) => {
-        needCap("provider", `provider ${p.id}`);
-        return p;
-      }),
+      ...points,
       services: {
         provide(token, value) {
           if (!(m.provides ?? []).includes(token.id)) {
@@ -281,8 +381,8 @@ export class PluginHost {
         provideClass(token, cls) {
           return this.provide(token, deps.services.construct(cls));
         },
-        get: (token) => deps.services.get(token),
-        tryGet: (token) => deps.services.tryGet(token),
+        get: <T>(token: ServiceToken<T>) => access(token, false) as T,
+        tryGet: <T>(token: ServiceToken<T>) => access(token, true),
       },
       events: { on: (type, handler) => scope.add(deps.bus.on(type, handler)) },
       onDispose(d: Disposable | (() => void)) {
@@ -290,63 +390,6 @@ export class PluginHost {
       },
     };
   }
-
-  private thirdPartyAjv(): Ajv {
-    this.ajv ??= newAjv(true);
-    return this.ajv;
-  }
-
-  private validateOptions(m: PluginManifest, raw: object, builtin: boolean): Record<string, unknown> {
-    if (!m.configSchema) return raw as Record<string, unknown>;
-    const copy = structuredClone(raw) as Record<string, unknown>;
-    if (isEmptyPlainObject(copy) && acceptsEmptyAsIs(m.configSchema)) return copy;
-    const validate = (builtin ? builtinAjv() : this.thirdPartyAjv()).compile(m.configSchema);
-    if (!validate(copy)) {
-      const e = validate.errors?.[0];
-      throw new Error(
-        `pluginOptions.${m.id}${e?.instancePath.replace(/\//g, ".") ?? ""} ${e?.message ?? "is invalid"}`,
-      );
-    }
-    return copy;
-  }
-}
-
-const EMPTY_SAFE_KEYS = new Set(["type", "properties", "additionalProperties", "description", "title", "$comment"]);
-
-function isEmptyPlainObject(v: object): boolean {
-  return Object.getPrototypeOf(v) === Object.prototype && Object.keys(v).length === 0;
-}
-
-/**
- * True when Ajv (with useDefaults) would accept `{}` and leave it unchanged: an object schema with no required
- * keys, no other constraints and no property defaults. Plugins without configured options skip loading and
- * compiling with Ajv at boot.
- */
-function acceptsEmptyAsIs(schema: object): boolean {
-  const s = schema as Record<string, unknown>;
-  if (s.type !== "object" || !Object.keys(s).every((k) => EMPTY_SAFE_KEYS.has(k))) return false;
-  const props = s.properties;
-  if (props === undefined) return true;
-  if (typeof props !== "object" || props === null) return false;
-  return Object.values(props).every(
-    (p) => typeof p === "boolean" || (typeof p === "object" && p !== null && !("default" in p)),
-  );
-}
-
-function newAjv(validateSchema: boolean): Ajv {
-  return new (loadAjv().Ajv)({ strict: false, useDefaults: true, validateSchema });
-}
-
-let sharedBuiltinAjv: Ajv | undefined;
-
-/**
- * Built-in option schemas are known-good TypeBox schemas: checking them against the JSON Schema meta-schema
- * (compiling the meta-schema costs ~30 ms at every cold start) would only ever pass. One instance serves every
- * daemon in the process, so each built-in schema is compiled once (Ajv caches by schema object).
- */
-function builtinAjv(): Ajv {
-  sharedBuiltinAjv ??= newAjv(false);
-  return sharedBuiltinAjv;
 }
 
 function camel(id: string): string {

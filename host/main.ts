@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-import "reflect-metadata";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
-import { ConfigError, resolveHome } from "./config.js";
-import { type Daemon, DaemonStartError, startDaemon, VERSION } from "./daemon.js";
-import { FatalPluginError } from "./loader.js";
+import type { Daemon } from "./daemon.js";
 import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
+
+// The daemon's modules load only for `serve`: the clients' commands start without them.
+const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -54,6 +56,9 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGHUP", () => daemon?.reloadToken());
+  const { ConfigError } = await import("./config.js");
+  const { DaemonStartError, startDaemon } = await import("./daemon.js");
+  const { FatalPluginError } = await import("./loader.js");
   try {
     daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
   } catch (err) {
@@ -75,6 +80,7 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
 }
 
 async function status(opts: { home?: string; json?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   const alive = info ? await verifiedDaemon(info) : false;
@@ -93,6 +99,7 @@ async function status(opts: { home?: string; json?: boolean }): Promise<void> {
 }
 
 async function stop(opts: { home?: string; timeout: number }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   if (!info || !(await verifiedDaemon(info))) {
@@ -113,6 +120,7 @@ async function stop(opts: { home?: string; timeout: number }): Promise<void> {
 }
 
 async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   if (opts.rotate) {
     rotateToken(home);
@@ -132,6 +140,7 @@ async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
 
 /** Prints a one-time sign-in link to the running daemon's web UI and opens it in the default browser. */
 async function open(opts: { home?: string; print?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   if (!info || !(await verifiedDaemon(info))) {
@@ -186,6 +195,104 @@ program
   .description("print a one-time sign-in link to the web UI and open it in the browser")
   .option("--print", "only print the link")
   .action((o: { print?: boolean }) => open({ ...o, home: program.opts().home }));
+
+program
+  .command("acp")
+  .description("run as an Agent Client Protocol agent on stdin/stdout (for editors such as Zed)")
+  .action(async () => {
+    const { runAcp } = await import("../clients/acp/run.js");
+    await runAcp({ home: program.opts().home });
+  });
+
+// Plugin management: the implementation is imported on use, so daemon start-up never loads it.
+const pluginCmd = program.command("plugin").description("install, list, remove and scaffold third-party plugins");
+const pluginCli = () => import("./plugin-cli/index.js");
+const pluginHome = async () => (await import("./config.js")).resolveHome(program.opts().home);
+pluginCmd
+  .command("add <spec>")
+  .description("install an npm package or a folder into <home>/plugins and enable it")
+  .option("--yes", "allow the capabilities it asks for without asking")
+  .action(async (spec: string, o: { yes?: boolean }) => {
+    process.exitCode = await (await pluginCli()).add(await pluginHome(), spec, o);
+  });
+pluginCmd
+  .command("remove <id>")
+  .description("disable a third-party plugin and uninstall it from <home>/plugins")
+  .action(async (id: string) => {
+    process.exitCode = await (await pluginCli()).remove(await pluginHome(), id);
+  });
+pluginCmd
+  .command("list")
+  .description("list third-party plugins with the capabilities they ask for and are allowed")
+  .option("--json", "machine-readable output")
+  .action(async (o: { json?: boolean }) => {
+    process.exitCode = (await pluginCli()).list(await pluginHome(), o);
+  });
+pluginCmd
+  .command("new <name>")
+  .description("scaffold a plugin package (typed tool, route, test, README) in ./<name>")
+  .option("--dir <dir>", "parent folder (default: the current one)")
+  .action(async (name: string, o: { dir?: string }) => {
+    process.exitCode = (await pluginCli()).scaffold(name, { ...o, agentdVersion: VERSION });
+  });
+
+// The terminal client (clients/terminal) is loaded only when one of its commands runs, so `serve` never loads it.
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const exitWith = (code: number) => {
+  process.exitCode = code;
+};
+const home = () => program.opts().home as string | undefined;
+
+program
+  .command("chat", { isDefault: true })
+  .description("the interactive terminal client (the default command on a terminal)")
+  .argument("[prompt...]", "a first message to send")
+  .option("--session <id>", "resume this session")
+  .option("-c, --continue", "resume the most recent session of the directory")
+  .option("--cwd <dir>", "working directory of a new session (default: the current one)")
+  .option("--persona <name>", "persona of a new session")
+  .option("--model <id>", "model of a new session")
+  .action(async (prompt: string[], o: Record<string, unknown>) => {
+    const { chatCommand } = await import("../clients/terminal/chat.js");
+    exitWith(await chatCommand(prompt, { ...o, home: home() }));
+  });
+
+program
+  .command("run")
+  .description("run one turn non-interactively: the answer on stdout, tool activity on stderr")
+  .argument("[prompt...]", "the prompt (read from stdin when absent or -)")
+  .option("--session <id>", "use this session")
+  .option("-c, --continue", "use the most recent session of the directory")
+  .option("--cwd <dir>", "working directory of a new session (default: the current one)")
+  .option("--persona <name>", "persona of a new session")
+  .option("--model <id>", "model of a new session")
+  .option("--json", "print every event as one JSON line on stdout")
+  .option("-y, --yes", "allow dangerous commands (denied otherwise)")
+  .option("--answer <value>", "answer to a question the agent asks (repeat once per question)", collect)
+  .action(async (prompt: string[], o: Record<string, unknown>) => {
+    const { runCommand } = await import("../clients/terminal/run.js");
+    exitWith(await runCommand(prompt, { ...o, home: home() }));
+  });
+
+program
+  .command("sessions")
+  .description("list the sessions, most recent first")
+  .option("--json", "machine-readable output")
+  .option("--limit <n>", "how many (default 50)", (v) => Number(v))
+  .action(async (o: { json?: boolean; limit?: number }) => {
+    const { sessionsCommand } = await import("../clients/terminal/sessions.js");
+    exitWith(await sessionsCommand({ ...o, home: home() }));
+  });
+
+program
+  .command("attach")
+  .description("watch a session live (Ctrl-C detaches)")
+  .argument("<id>", "session id")
+  .option("--json", "print every event as one JSON line")
+  .action(async (id: string, o: { json?: boolean }) => {
+    const { attachCommand } = await import("../clients/terminal/sessions.js");
+    exitWith(await attachCommand(id, { ...o, home: home() }));
+  });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`agentd: ${err instanceof Error ? err.message : String(err)}\n`);

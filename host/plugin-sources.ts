@@ -26,8 +26,8 @@ interface PackageJson {
 
 /**
  * Reads a third-party plugin's manifest from its package.json `agentd` key without importing its code.
- * `spec` is a folder path (absolute, or relative to the daemon home) or a package name resolved from the home's
- * node_modules, then the daemon's own.
+ * `spec` is a folder path (absolute, or relative to the daemon home) or a package name resolved from `<home>/plugins`
+ * (where `agentd plugin add` installs), the home's node_modules, then the daemon's own.
  */
 export function thirdPartySource(spec: string, home: string): PluginSource {
   const pkgFile = locatePackageJson(spec, home);
@@ -65,14 +65,17 @@ function locatePackageJson(spec: string, home: string): string {
   if (spec.startsWith(".") || isAbsolute(spec)) {
     return join(isAbsolute(spec) ? spec : resolve(home, spec), "package.json");
   }
-  for (const base of [join(home, "package.json"), import.meta.url]) {
+  // Installed with `agentd plugin add` (<home>/plugins), then the home's node_modules, then agentd's own.
+  for (const base of [join(home, "plugins", "package.json"), join(home, "package.json"), import.meta.url]) {
     try {
       return createRequire(base).resolve(`${spec}/package.json`);
     } catch {
       // try the next place
     }
   }
-  throw new Error(`plugin package "${spec}" not found (looked in ${home}/node_modules and agentd's own)`);
+  throw new Error(
+    `plugin package "${spec}" not found (looked in ${home}/plugins/node_modules, ${home}/node_modules and agentd's own)`,
+  );
 }
 
 function entryOf(pkg: PackageJson): string {

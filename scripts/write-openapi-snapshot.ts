@@ -5,7 +5,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startTestDaemon } from "../test/support/daemon.js";
+import { startTestDaemon } from "../testing/daemon.js";
 
 export const SNAPSHOT_FILE = fileURLToPath(new URL("../../docs/openapi/v1.json", import.meta.url));
 

@@ -5,9 +5,9 @@ import { expect } from "chai";
 import { definePlugin, T } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
+import type { SseClient } from "../testing/sse.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 

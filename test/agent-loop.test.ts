@@ -4,9 +4,9 @@ import { expect } from "chai";
 import { definePlugin, T, type ToolContext } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, fail, startFakeProvider, text, tokens, tools, turn } from "./support/fake-provider.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, fail, startFakeProvider, text, tokens, tools, turn } from "../testing/fake-provider.js";
+import type { SseClient } from "../testing/sse.js";
 
 /** What the test tools saw: start/end times per call, for ordering and concurrency checks. */
 interface Span {

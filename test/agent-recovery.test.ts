@@ -1,8 +1,8 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { makeTempHome, spawnDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, tools, turn } from "./support/fake-provider.js";
+import { makeTempHome, spawnDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, tools, turn } from "../testing/fake-provider.js";
 
 /** The daemon as a real child process: SIGKILL mid-turn, restart, and graceful shutdown with SIGTERM. */
 describe("agent turns across daemon crashes and shutdowns", function () {

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
+import type { SseClient } from "../testing/sse.js";
 
 /** The real `bash` tool through the real daemon: the dangerous-command gate over HTTP + SSE, abort, modes. */
 describe("bash through the daemon", function () {

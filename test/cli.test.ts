@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { makeTempHome, spawnDaemon } from "./support/daemon.js";
+import { makeTempHome, spawnDaemon } from "../testing/daemon.js";
 
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));

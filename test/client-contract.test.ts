@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { EventSource } from "eventsource";
 import { Authenticator } from "../host/http/auth.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
+import type { SseClient } from "../testing/sse.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
 type Json = any;

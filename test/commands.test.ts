@@ -13,9 +13,9 @@ import commandsPlugin, {
 } from "../plugins/commands/index.js";
 import { builtinPlugins } from "../plugins/index.js";
 import toolsFs from "../plugins/tools-fs/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
+import type { SseClient } from "../testing/sse.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
 type Json = any;

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { SessionStoreToken } from "../core/store.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, turn } from "./support/fake-provider.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, turn } from "../testing/fake-provider.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
 type Json = any;

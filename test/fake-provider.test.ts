@@ -10,7 +10,7 @@ import {
   tokens,
   tools,
   turn,
-} from "./support/fake-provider.js";
+} from "../testing/fake-provider.js";
 
 /** Reads a whole SDK stream, keeping every chunk. */
 async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {

@@ -17,7 +17,7 @@ import { SessionStoreToken } from "../core/store.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import files, { candidateName, executableFormat, sanitizeName } from "../plugins/files/index.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 const MAX_UPLOAD = 64 * 1024;
 const PNG = Buffer.from(

@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { builtinSource } from "../host/plugin-sources.js";
 import gitPlugin, { git, redactUrl } from "../plugins/git/index.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 function tempDir(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));

@@ -1,14 +1,39 @@
 // Imported the way a third-party plugin's own tests would: through the package's `agentd/testing` export.
-import { makeToolContext, registerPlugin } from "agentd/testing";
+import { type PluginHarness, startPluginHarness } from "agentd/testing";
 import { expect } from "chai";
 import hello from "../examples/hello-plugin/index.js";
 
-describe("the example plugin, unit-tested with agentd/testing", () => {
-  it("contributes a read-only hello tool and a greeting route", async () => {
-    const { tools, routes } = registerPlugin(hello);
-    expect(tools.map((t) => [t.name, t.readOnly])).to.deep.equal([["hello", true]]);
-    expect(routes.map((r) => `${r.method} ${r.path}`)).to.include("GET /greeting");
-    const result = await (tools[0] as (typeof tools)[number]).execute({ name: "Ada" }, makeToolContext());
-    expect(result.content).to.equal("Hello, Ada!");
+describe("the example plugin, tested with agentd/testing", () => {
+  let h: PluginHarness;
+  before(async () => {
+    h = await startPluginHarness(hello);
+  });
+  after(async () => h.stop());
+
+  it("loads through the real loader holding the capability it declares", () => {
+    expect(h.status()).to.deep.include({ state: "active", capabilities: ["routes"], deniedCapabilities: [] });
+    expect(h.tools.map((t) => [t.name, t.readOnly])).to.deep.equal([["hello", true]]);
+  });
+
+  it("answers its tool, and refuses arguments that do not match the schema", async () => {
+    expect((await h.callTool("hello", { name: "Ada" })).content).to.equal("Hello, Ada!");
+    expect((await h.callTool("hello", { name: "" })).error?.code).to.equal("invalid_arguments");
+  });
+
+  it("serves its route under /api/v1/plugins/hello, authenticated and validated", async () => {
+    const res = await h.inject("GET", "/plugins/hello/greeting?name=Ada");
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ greeting: "Hello, Ada!" });
+    expect((await h.inject("GET", "/plugins/hello/greeting", undefined, { auth: false })).status).to.equal(401);
+    expect((await h.inject("GET", "/plugins/hello/greeting?name=")).status).to.equal(400);
+  });
+
+  it("cannot add its route when the config does not allow `routes`", async () => {
+    try {
+      await startPluginHarness(hello, { grant: [] });
+      expect.fail("should not load");
+    } catch (err) {
+      expect((err as Error).message).to.match(/"routes", which the config does not allow.*pluginCapabilities\.hello/);
+    }
   });
 });

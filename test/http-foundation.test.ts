@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import { Authenticator, isLoopbackAddress } from "../host/http/auth.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, unknown>>;

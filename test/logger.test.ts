@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { createLogger } from "../host/logger.js";
-import { makeTempHome } from "./support/daemon.js";
+import { makeTempHome } from "../testing/daemon.js";
 
 const run = promisify(execFile);
 const DAEMON = new URL("../host/daemon.js", import.meta.url).href;

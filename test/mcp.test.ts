@@ -32,8 +32,8 @@ import mcpPlugin, {
 } from "../plugins/mcp/index.js";
 import { mapCallResult } from "../plugins/mcp/results.js";
 import { ToolNames, toolName } from "../plugins/mcp/tool-names.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 import { createFixtureServer, PIXEL_PNG } from "./fixtures/mcp-server.js";
-import { makeToolContext } from "./support/plugin-harness.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 
@@ -495,6 +495,7 @@ function fakeContext(raw: Record<string, unknown>) {
       },
       tryGet: get,
     },
+    deps: {},
     events: { on: () => toDisposable(() => {}) },
     onDispose: (d: Disposable | (() => void)) => disposables.push(typeof d === "function" ? toDisposable(d) : d),
   } satisfies PluginContext;

@@ -6,7 +6,7 @@ import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { BUILTIN_PERSONAS } from "../plugins/personas/index.js";
 import project from "../plugins/project/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 const withProject = () =>
   [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);

@@ -2,21 +2,25 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
+import { type Capability, definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
 import { ToolRegistryToken } from "../core/registries.js";
 import { ConfigError } from "../host/config.js";
 import { startDaemon } from "../host/daemon.js";
 import { FatalPluginError } from "../host/loader.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 
 const HELLO = fileURLToPath(new URL("../../examples/hello-plugin", import.meta.url));
 
-function plugin(id: string, extra: Partial<Plugin> & { requires?: string[]; required?: boolean } = {}): Plugin {
-  const { requires, required, ...rest } = extra;
+function plugin(
+  id: string,
+  extra: Partial<Plugin> & { requires?: string[]; required?: boolean; capabilities?: Capability[] } = {},
+): Plugin {
+  const { requires, required, capabilities, ...rest } = extra;
   return definePlugin({
-    manifest: { id, version: "1.0.0", description: id, requires, required },
+    manifest: { id, version: "1.0.0", description: id, requires, required, capabilities },
     register: () => {},
     ...rest,
   });
@@ -26,7 +30,7 @@ describe("plugin host", () => {
   describe("a third-party plugin (examples/hello-plugin) from the config", () => {
     let d: TestDaemon;
     before(async () => {
-      d = await startTestDaemon({ config: { plugins: [HELLO] } });
+      d = await startTestDaemon({ config: { plugins: [HELLO], pluginCapabilities: { hello: ["routes"] } } });
     });
     after(async () => d.cleanup());
 
@@ -47,7 +51,7 @@ describe("plugin host", () => {
       expect(hello).to.include({ state: "active", origin: "config" });
       expect(hello.contributions).to.include({ tools: 1, routes: 1 });
       const tool = d.daemon.services.get(ToolRegistryToken).get("hello");
-      const out = await tool?.execute({ name: "Bob" }, {} as never);
+      const out = await tool?.execute({ name: "Bob" }, makeToolContext());
       expect(out?.content).to.equal("Hello, Bob!");
     });
   });
@@ -59,6 +63,7 @@ describe("plugin host", () => {
       d = await startTestDaemon({
         extraPlugins: [
           plugin("throws-in-register", {
+            capabilities: ["routes"],
             register(ctx) {
               ctx.routes.add(
                 defineRoute({

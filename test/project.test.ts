@@ -16,8 +16,8 @@ import { expect } from "chai";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import project from "../plugins/project/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 
 const plugins = () =>
   [...builtinPlugins.filter((p) => p.manifest.id !== project.manifest.id), project].map(builtinSource);

@@ -8,7 +8,7 @@ import { type Provider, type ProviderDelta, type ProviderRequest, reasoningReque
 import { ModelCache } from "../plugins/provider-openai/model-cache.js";
 import { createOpenAIProvider, mapChunk, type OpenAIProviderOptions } from "../plugins/provider-openai/provider.js";
 import { verifyProvider } from "../plugins/provider-openai/verify.js";
-import { type FakeProvider, fail, reset, startFakeProvider, text, turn } from "./support/fake-provider.js";
+import { type FakeProvider, fail, reset, startFakeProvider, text, turn } from "../testing/fake-provider.js";
 
 const KEY = "sk-secret-test-key-0123456789";
 const FAST: OpenAIProviderOptions = { backoff: { baseMs: 5, capMs: 200, random: () => 0.5 } };

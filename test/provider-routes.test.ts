@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider } from "./support/fake-provider.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.js";
 
 const KEY = "sk-routes-secret-0123456789";
 

@@ -1,7 +1,10 @@
 import { expect } from "chai";
+import { EventBus, emptyUsage, SessionEventLog, silentLogger } from "../core/index.js";
+import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 import { rawRequest } from "./stress/http.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
+import { deref, operations } from "./stress/openapi-ops.js";
 
 /** The defects the reliability audit found (issue 14), each checked black-box against the real daemon. */
 describe("reliability: defects found by fuzzing and stress", function () {
@@ -67,6 +70,33 @@ describe("reliability: defects found by fuzzing and stress", function () {
       expect(res.status, `${path}: ${res.text}`).to.equal(400);
     }
     expect((await d.get("/sessions?offset=0")).status).to.equal(200);
+    // A NUL in a search ends an FTS5 string early: it separates words like a space (was a 500).
+    expect((await d.get("/sessions?q=a%00b")).status).to.equal(200);
+  });
+
+  it("bounds every integer a request schema takes (path, query and body), in the served document", async () => {
+    const doc = (await d.get("/openapi.json")).body;
+    const unbounded: string[] = [];
+    const walk = (s0: unknown, where: string, depth = 0): void => {
+      const s = deref(doc, s0);
+      if (!s || typeof s !== "object" || depth > 30) return;
+      const numeric = s.type === "integer" || s.type === "number";
+      const fixed = s.const !== undefined || Array.isArray(s.enum);
+      if (numeric && !fixed && (s.minimum === undefined || s.maximum === undefined)) {
+        unbounded.push(where);
+      }
+      for (const k of ["anyOf", "oneOf", "allOf"]) for (const x of s[k] ?? []) walk(x, where, depth + 1);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${where}.${k}`, depth + 1);
+      if (s.items) walk(s.items, `${where}[]`, depth + 1);
+      if (s.additionalProperties && typeof s.additionalProperties === "object") {
+        walk(s.additionalProperties, `${where}{}`, depth + 1);
+      }
+    };
+    for (const op of operations(doc)) {
+      for (const p of op.params) walk(p.schema, `${op.method} ${op.path} ${p.in}:${p.name}`);
+      if (op.body) walk(op.body, `${op.method} ${op.path} body`);
+    }
+    expect(unbounded).to.deep.equal([]);
   });
 
   it("answers HEAD on both event streams with the headers and ends", async () => {
@@ -96,5 +126,45 @@ describe("reliability: defects found by fuzzing and stress", function () {
     } finally {
       sse.close();
     }
+  });
+});
+
+/** Defect 8: what is kept per session is bounded, and bounding it never breaks the sequence numbers. */
+describe("reliability: bounded per-session memory", () => {
+  it("keeps the sequence state of a bounded number of sessions and continues every sequence exactly", () => {
+    const store = openSqliteStore(":memory:");
+    const log = new SessionEventLog(store, new EventBus(silentLogger), silentLogger);
+    const at = "2024-01-01T00:00:00.000Z";
+    const ids = Array.from({ length: 5000 }, (_, i) => `s${i}`);
+    for (const id of ids) {
+      store.createSession({
+        id,
+        title: null,
+        pinned: false,
+        persona: "default",
+        model: "m",
+        cwd: "/tmp",
+        mode: "build",
+        isSandbox: false,
+        shareToken: null,
+        messageCount: 0,
+        usage: emptyUsage(),
+        createdAt: at,
+        updatedAt: at,
+        meta: {},
+      });
+    }
+    // One event per session per tick, as the daemon writes them (the log flushes at the end of every tick).
+    const publish = (id: string, message: string) => {
+      const seq = log.publish(id, { type: "notice", message });
+      log.flushAll();
+      return seq;
+    };
+    const first = ids.map((id) => publish(id, "one"));
+    const second = ids.map((id) => publish(id, "two"));
+    expect(second).to.deep.equal(first.map((s) => s + 1));
+    expect((log as unknown as { seqs: Map<string, unknown> }).seqs.size).to.be.at.most(2000);
+    log.close();
+    store.close();
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { SessionServiceToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 describe("sessions: lifecycle and metadata", () => {
   let d: TestDaemon;

@@ -9,7 +9,7 @@ import settingsPlugin, { detectDialect, publicBaseUrl, reasoningOptionsFor } fro
 import sharePlugin from "../plugins/share/index.js";
 import sshPlugin from "../plugins/ssh/index.js";
 import themesPlugin, { BUILTIN_THEMES, THEME_COLOR_KEYS } from "../plugins/themes/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 const MINE: Plugin[] = [settingsPlugin, themesPlugin];
 

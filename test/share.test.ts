@@ -7,7 +7,7 @@ import { SessionStoreToken } from "../core/store.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import sharePlugin, { pathRedactor } from "../plugins/share/index.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 
 const PNG =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

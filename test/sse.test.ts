@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { EventSource } from "eventsource";
 import { SessionEventLogToken } from "../core/sessions.js";
-import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import type { SseClient } from "./support/sse.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { SseClient } from "../testing/sse.js";
 
 function seqs(c: SseClient, type = "token"): number[] {
   return c.ofType(type).map((f) => Number(f.id));

@@ -29,8 +29,8 @@ import {
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import sshPlugin, { normalisePrivateKey, sanitiseKeyName } from "../plugins/ssh/index.js";
-import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
+import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 
 const MARKER = "S2V5Qm9keVNlY3JldE1hcmtlcjEyMzQ1Njc4OQ";
 const OPENSSH_KEY = [
@@ -361,6 +361,24 @@ describe("ssh plugin", () => {
         expect(risky.error?.code).to.equal("permission_denied");
         expect(deny.asked.map((r) => r.command)).to.deep.equal(["ls; sudo reboot"]);
         expect(calls().map((c) => JSON.parse(c).at(-1))).to.deep.equal(["rm -rf /var/www", "uptime"]);
+      } finally {
+        await d2.cleanup();
+      }
+    });
+
+    it("asks for every command when no shell classifier service is loaded (tools-shell disabled)", async () => {
+      const d2 = await startTestDaemon({
+        builtins: builtins(),
+        config: { disabledPlugins: ["tools-shell"], pluginOptions: { ssh: { binary, confirm: "dangerous" } } },
+      });
+      try {
+        await d2.post("/ssh/add", { name: "web", host: "web.example.com" });
+        const t = d2.daemon.services.get(ToolRegistryToken).get("ssh") ?? expect.fail("no ssh tool");
+        const { asked, confirm } = recorder(true);
+        const res = await t.execute({ host: "web", command: "uptime" }, toolCtx(project, { confirm }));
+        expect(res.isError, res.content).to.not.equal(true);
+        expect(asked.map((r) => r.command)).to.deep.equal(["uptime"]);
+        expect(asked[0]?.reason).to.match(/tools-shell plugin, which classifies commands, is not loaded/);
       } finally {
         await d2.cleanup();
       }

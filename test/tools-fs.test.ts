@@ -8,7 +8,7 @@ import fc from "fast-check";
 import type { ToolContext, ToolDefinition, ToolResult } from "../core/index.js";
 import fsPlugin, { createFsTools, type FsTools } from "../plugins/tools-fs/index.js";
 import { fsFailure } from "../plugins/tools-fs/result.js";
-import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
+import { makeToolContext, registerPlugin } from "../testing/plugin-harness.js";
 
 const PNG = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",

@@ -17,7 +17,7 @@ import memoryPlugin, {
   MemoryStore,
   toFtsQuery,
 } from "../plugins/tools-memory/index.js";
-import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
+import { makeToolContext, registerPlugin } from "../testing/plugin-harness.js";
 
 const PROJECT = "/work/project-a";
 const OTHER = "/work/project-b";
@@ -278,7 +278,7 @@ describe("tools-memory: plugin", () => {
     try {
       expect(memoryPlugin.manifest).to.include({ id: "tools-memory", version: "1.0.0" });
       expect(memoryPlugin.manifest.requires).to.deep.equal(["session-store"]);
-      expect(memoryPlugin.manifest.capabilities).to.deep.equal(["fs.write"]);
+      expect(memoryPlugin.manifest.capabilities).to.deep.equal(["storage"]);
       harness = registerPlugin(memoryPlugin, { home, services: { [SessionStoreToken.id]: store } });
       const { tools } = harness;
       expect(tools.map((t) => [t.name, t.readOnly])).to.deep.equal([

@@ -20,7 +20,7 @@ import shellPlugin, {
   type ShellLimits,
 } from "../plugins/tools-shell/index.js";
 import { readProcStat } from "../plugins/tools-shell/process.js";
-import { makeToolContext } from "./support/plugin-harness.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -455,10 +455,10 @@ describe("tools-shell: plugin", () => {
     return { ctx, tools, handlers };
   }
 
-  it("declares shell.exec and contributes bash, bash_output (read-only) and bash_kill", () => {
+  it("declares process and contributes bash, bash_output (read-only) and bash_kill", () => {
     const { tools } = register();
     expect(shellPlugin.manifest.id).to.equal("tools-shell");
-    expect(shellPlugin.manifest.capabilities).to.deep.equal(["shell.exec"]);
+    expect(shellPlugin.manifest.capabilities).to.deep.equal(["process"]);
     expect(tools.map((t) => [t.name, t.readOnly ?? false])).to.deep.equal([
       ["bash", false],
       ["bash_output", true],

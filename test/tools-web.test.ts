@@ -11,7 +11,7 @@ import webPlugin, {
   type WebSearchRegistry,
   WebSearchRegistryToken,
 } from "../plugins/tools-web/index.js";
-import { makeToolContext, registerPlugin } from "./support/plugin-harness.js";
+import { makeToolContext, registerPlugin } from "../testing/plugin-harness.js";
 
 function toolCtx(signal: AbortSignal = new AbortController().signal): ToolContext {
   return makeToolContext({ sessionId: "s-web", cwd: "/tmp", signal });

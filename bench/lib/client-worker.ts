@@ -1,5 +1,5 @@
 /** Worker thread holding many stream readers (SSE clients of the daemon, or direct provider readers). */
-import { SseClient } from "../../test/support/sse.js";
+import { SseClient } from "../../testing/sse.js";
 import { serveRpc } from "./rpc.js";
 import { newReception, type Reception, readDirect, recordTurn } from "./streams.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Daemon, startDaemon } from "../../host/daemon.js";
 import type { PluginSource } from "../../host/plugin-sources.js";
-import { ApiClient } from "../../test/support/daemon.js";
+import { ApiClient } from "../../testing/daemon.js";
 import { now } from "./clock.js";
 
 export interface BenchDaemon {

@@ -1,5 +1,5 @@
 /** Worker thread running the fake provider, so that serving the load's streams does not use the daemon's thread. */
-import { type FakeProvider, startFakeProvider } from "../../test/support/fake-provider.js";
+import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider.js";
 import { serveRpc } from "./rpc.js";
 import { stampedTurn } from "./streams.js";
 
@@ -24,6 +24,10 @@ serveRpc({
       fake?.scriptFor((b) => lastUserText(b) === key, t.turn);
     }
     return true;
+  },
+  /** The body of the last chat request the provider received (to replay it directly as a baseline). */
+  lastBody() {
+    return fake?.requests.at(-1);
   },
   stamps(args: { keys: string[] }) {
     return args.keys.map((k) => sent.get(k));

@@ -1,5 +1,5 @@
-import type { Step, StreamTurn } from "../../test/support/fake-provider.js";
-import type { SseClient, SseFrame } from "../../test/support/sse.js";
+import type { Step, StreamTurn } from "../../testing/fake-provider.js";
+import type { SseClient, SseFrame } from "../../testing/sse.js";
 import { now } from "./clock.js";
 
 /**

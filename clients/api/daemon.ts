@@ -4,7 +4,7 @@
  * two clients starting at once never start two daemons. Nothing here imports the daemon's code.
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,9 +14,15 @@ export interface DaemonConnection {
   url: string;
   token: string;
   home: string;
+  /** Always talks to the current daemon: after `refresh` it follows a restarted daemon to its new address. */
   api: Api;
   /** True when this call started the daemon. */
   started: boolean;
+  /**
+   * Re-reads `server.json`: when a (restarted) daemon answers there under another address or token, the
+   * connection follows it. True when the daemon of the home answers.
+   */
+  refresh(): Promise<boolean>;
 }
 
 interface ServerJson {
@@ -68,10 +74,11 @@ function pidAlive(pid: number): boolean {
 
 /** Takes `<home>/start.lock` (holding our pid); a lock whose holder died is taken over. */
 function tryLock(file: string): boolean {
+  // The pid is written to a private file first and linked into place, so nobody ever reads an empty lock.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, String(process.pid), { mode: 0o600 });
   try {
-    const fd = openSync(file, "wx", 0o600);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
+    linkSync(tmp, file);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -79,6 +86,8 @@ function tryLock(file: string): boolean {
     if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) return false;
     rmSync(file, { force: true });
     return tryLock(file);
+  } finally {
+    rmSync(tmp, { force: true });
   }
 }
 
@@ -95,13 +104,27 @@ export interface AttachOptions {
 /** Attaches to the home's daemon, starting it in the background when none runs. */
 export async function attachDaemon(opts: AttachOptions = {}): Promise<DaemonConnection> {
   const home = resolveClientHome(opts.home);
-  const connect = (info: ServerJson, started: boolean): DaemonConnection => ({
-    url: info.url,
-    token: info.token,
-    home,
-    started,
-    api: createApi({ baseUrl: info.url, token: info.token }),
-  });
+  const connect = (info: ServerJson, started: boolean): DaemonConnection => {
+    let client = createApi({ baseUrl: info.url, token: info.token });
+    const conn: DaemonConnection = {
+      url: info.url,
+      token: info.token,
+      home,
+      started,
+      api: new Proxy({} as Api, { get: (_target, key) => Reflect.get(client, key) }),
+      async refresh() {
+        const now = await reachable(home);
+        if (!now) return false;
+        if (now.url !== conn.url || now.token !== conn.token) {
+          conn.url = now.url;
+          conn.token = now.token;
+          client = createApi({ baseUrl: now.url, token: now.token });
+        }
+        return true;
+      },
+    };
+    return conn;
+  };
   const running = await reachable(home);
   if (running) return connect(running, false);
   if (opts.start === false)

@@ -6,7 +6,7 @@ import { useComputed, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok, type Schemas } from "./api.js";
 import type { SessionState } from "./session.js";
-import { showToast } from "./store.js";
+import { showToast, uid } from "./store.js";
 
 let commandCache: Promise<Schemas["SlashCommand"][]> | undefined;
 const commands = () => {
@@ -99,15 +99,15 @@ export function Composer({ s }: { s: SessionState }) {
         const full = files.length ? `${body}\n\n(attached: ${files.join(", ")})` : body;
         if (running.value && whileRunning.value === "queue") {
           await ok(api.POST("/api/v1/sessions/{id}/followup", { ...id, body: { message: full } }));
-          s.chips.value = [...s.chips.value, { kind: "queued", text: full }];
+          s.chips.value = [...s.chips.value, { id: uid(), kind: "queued", text: full }];
         } else {
           const r = await ok(
             api.POST("/api/v1/sessions/{id}/chat", {
               ...id,
-              body: { text: full, images: images.length ? images : undefined, clientMessageId: crypto.randomUUID() },
+              body: { text: full, images: images.length ? images : undefined, clientMessageId: uid() },
             }),
           );
-          if (r.status === "steered") s.chips.value = [...s.chips.value, { kind: "steer", text: full }];
+          if (r.status === "steered") s.chips.value = [...s.chips.value, { id: uid(), kind: "steer", text: full }];
         }
       }
       setText("");
@@ -167,8 +167,8 @@ export function Composer({ s }: { s: SessionState }) {
     >
       {s.chips.value.length > 0 && (
         <ul class="chips" aria-label="Pending messages">
-          {s.chips.value.map((c, i) => (
-            <li key={i} class={`chip ${c.kind}`}>
+          {s.chips.value.map((c) => (
+            <li key={c.id} class={`chip ${c.kind}`}>
               {c.kind === "steer" ? "Steering: " : "Queued: "}
               {c.text.slice(0, 80)}
             </li>

@@ -152,6 +152,7 @@ export function Changes({ s }: { s: SessionState }) {
               <div key={h.header}>
                 <div class="hunk">{h.header}</div>
                 {h.lines.map((l, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a hunk's lines never move; the position is their identity
                   <div key={i} class={l.type === "+" ? "add" : l.type === "-" ? "del" : ""}>
                     {l.type} {l.content}
                   </div>

@@ -75,7 +75,7 @@ export class SessionState {
   readonly question = signal<QuestionSet | null>(null);
   readonly planTransition = signal<Record<string, unknown> | null>(null);
   readonly todos = signal<Todo[]>([]);
-  readonly chips = signal<Array<{ kind: "steer" | "queued"; text: string }>>([]);
+  readonly chips = signal<Array<{ id: string; kind: "steer" | "queued"; text: string }>>([]);
   readonly trust = signal<TrustState | null>(null);
   readonly connected = signal(false);
   readonly loadError = signal<string | null>(null);

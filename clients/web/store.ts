@@ -45,3 +45,10 @@ export function applyTheme(): void {
   const dark = t === "dark" || (t === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
   document.documentElement.dataset.theme = dark ? "dark" : "light";
 }
+
+/** A random id; crypto.randomUUID exists only in secure contexts (loopback is one, a plain-http host name is not). */
+export function uid(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+}

@@ -30,6 +30,7 @@ function EditDiff({ tool }: { tool: ToolState }) {
       <div class="diff-path">{path}</div>
       <pre>
         {lines.map((x, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a diff's lines never move; the position is their identity
           <div key={i} class={x.t === "+" ? "add" : "del"}>
             {x.t} {x.l}
           </div>

@@ -1,7 +1,6 @@
-import { createRequire } from "node:module";
-import type { Ajv, ValidateFunction } from "ajv";
-import type { ToolContext, ToolDefinition, ToolError, ToolResult } from "../contributions.js";
+import type { ToolContext, ToolDefinition, ToolResult } from "../contributions.js";
 import { errorMessage } from "../errors.js";
+import { abortedResult, checkToolArguments, toolError } from "../tools.js";
 
 export interface PendingCall {
   id: string;
@@ -25,46 +24,7 @@ export interface DispatchHooks {
   after?(call: PendingCall, args: Record<string, unknown>, result: ToolResult): Promise<ToolResult>;
 }
 
-// Created at the first tool call, not at import: constructing Ajv costs the daemon's cold start ~10-20 ms.
-let ajv: Ajv | undefined;
-function toolAjv(): Ajv {
-  if (!ajv) {
-    const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
-    ajv = new AjvClass({ strict: false, allErrors: false, coerceTypes: false, useDefaults: true });
-  }
-  return ajv;
-}
-const validators = new WeakMap<object, ValidateFunction>();
-
-function validatorFor(tool: ToolDefinition): ValidateFunction | undefined {
-  const schema = tool.parameters as object;
-  let v = validators.get(schema);
-  if (!v) {
-    try {
-      v = toolAjv().compile(schema);
-    } catch {
-      return undefined; // a tool with an uncompilable schema gets its arguments unchecked
-    }
-    validators.set(schema, v);
-  }
-  return v;
-}
-
-export function toolError(
-  code: ToolError["code"],
-  message: string,
-  suggestedFix: string,
-  retryable = false,
-): ToolResult {
-  return { content: message, isError: true, error: { code, retryable, suggestedFix } };
-}
-
-const ABORTED = () =>
-  toolError(
-    "aborted",
-    "[ABORTED] Tool execution was cancelled.",
-    "The user stopped the turn; wait for new instructions.",
-  );
+const ABORTED = abortedResult;
 
 /** Parses, validates and runs one call; never throws. */
 async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResult> {
@@ -95,18 +55,8 @@ async function runOne(call: PendingCall, hooks: DispatchHooks): Promise<ToolResu
       true,
     );
   }
-  const validate = validatorFor(tool);
-  if (validate && !validate(args)) {
-    const detail = (validate.errors ?? [])
-      .map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`)
-      .join("; ");
-    return toolError(
-      "invalid_arguments",
-      `Invalid arguments for ${call.name}: ${detail}`,
-      "Fix the arguments to match the tool's parameter schema.",
-      true,
-    );
-  }
+  const invalid = checkToolArguments(tool, args);
+  if (invalid) return invalid;
   const valid = args as Record<string, unknown>;
   const veto = hooks.before ? await hooks.before(call, valid) : undefined;
   if (veto) return veto;

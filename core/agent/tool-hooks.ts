@@ -1,7 +1,8 @@
 import type { ToolResult } from "../contributions.js";
 import type { BusEvents, EventBus, ToolHookVerdict } from "../events.js";
 import type { Logger } from "../logger.js";
-import { type DispatchHooks, toolError } from "./dispatch.js";
+import { toolError } from "../tools.js";
+import type { DispatchHooks } from "./dispatch.js";
 
 type Verdicts = Array<ToolHookVerdict | undefined | void>;
 

@@ -3,10 +3,12 @@ import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
 import type { SessionRecord, SessionStatus, StoredMessage } from "../session-types.js";
 import { createToken } from "../tokens.js";
+import { abortedResult } from "../tools.js";
 import type { TurnController } from "../turns.js";
 import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
 import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.js";
+import { EditorFsBroker } from "./editor-fs.js";
 import { SessionInteractions } from "./interaction.js";
 import { streamModelCall } from "./model-call.js";
 import { plansDirOf, systemPrompt } from "./prompt.js";
@@ -32,7 +34,14 @@ interface ActiveTurn {
   blocks: StreamBlock[];
   budget: number | undefined;
   finished: boolean;
+  /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
+  capped?: boolean;
   done: Promise<void>;
+}
+
+/** Whether a session is offered a tool: its mode allows it, and it is not another session's own tool. */
+function offered(tool: ToolDefinition, rec: SessionRecord): boolean {
+  return (!tool.modes || tool.modes.includes(rec.mode)) && (!tool.sessionId || tool.sessionId === rec.id);
 }
 
 /** Nudges before a turn may finish with open todos. */
@@ -41,6 +50,8 @@ const TODO_NUDGES = 3;
 const ABORT_GRACE_MS = 2000;
 /** clientMessageIds remembered per session in memory (the store is checked too). */
 const CLIENT_ID_MEMORY = 500;
+/** Sessions whose recent clientMessageIds (and idle interaction state) are kept in memory. */
+const SESSION_MEMORY = 1000;
 
 /**
  * Runs agent turns: one at a time per session, in the background, streaming events to the session log and
@@ -50,10 +61,14 @@ export class TurnManager implements TurnController {
   private readonly active = new Map<string, ActiveTurn>();
   private readonly interactions = new Map<string, SessionInteractions>();
   private readonly acceptedIds = new Map<string, string[]>();
+  /** Editors attached to sessions, through which the file tools read and write. */
+  readonly editors: EditorFsBroker;
   /** Called whenever the set of running sessions changes (crash-recovery marker). */
   onRunningChange: (ids: string[]) => void = () => {};
 
-  constructor(private readonly deps: AgentDeps) {}
+  constructor(private readonly deps: AgentDeps) {
+    this.editors = new EditorFsBroker((id, e) => deps.publish(id, e));
+  }
 
   /* ---------- TurnController ---------- */
 
@@ -158,6 +173,15 @@ export class TurnManager implements TurnController {
   private interactionsOf(sessionId: string): SessionInteractions {
     let i = this.interactions.get(sessionId);
     if (!i) {
+      if (this.interactions.size >= SESSION_MEMORY) {
+        // Interaction state of sessions without a running turn holds nothing pending: drop the oldest of those.
+        for (const id of this.interactions.keys()) {
+          if (!this.active.has(id)) {
+            this.interactions.delete(id);
+            break;
+          }
+        }
+      }
       i = new SessionInteractions(
         (e) => this.deps.publish(sessionId, e),
         () => this.deps.settings.confirmTimeoutMs(),
@@ -172,7 +196,10 @@ export class TurnManager implements TurnController {
     if (mem.includes(id) || this.deps.store.hasClientMessageId(sessionId, id)) return false;
     mem.push(id);
     if (mem.length > CLIENT_ID_MEMORY) mem.shift();
+    // Most recently used last; the oldest sessions are forgotten (the store still knows every accepted id).
+    this.acceptedIds.delete(sessionId);
     this.acceptedIds.set(sessionId, mem);
+    if (this.acceptedIds.size > SESSION_MEMORY) this.acceptedIds.delete(this.acceptedIds.keys().next().value as string);
     return true;
   }
 
@@ -223,7 +250,7 @@ export class TurnManager implements TurnController {
         const provider = this.deps.provider(ended)?.id;
         emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
       }
-      emit({ type: "end", reason });
+      emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
       this.active.delete(t.sessionId);
       this.onRunningChange(this.running());
       emit({ type: "status", status: "idle" });
@@ -300,6 +327,7 @@ export class TurnManager implements TurnController {
           type: "notice",
           message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
         });
+        t.capped = true;
         return "stop";
       }
       iterations++;
@@ -308,7 +336,7 @@ export class TurnManager implements TurnController {
         emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
         return "error";
       }
-      const tools = deps.tools().filter((tool) => !tool.modes || tool.modes.includes(rec.mode));
+      const tools = deps.tools().filter((tool) => offered(tool, rec));
       const build = (r: SessionRecord) => {
         const messages = toProviderMessages(
           systemPrompt({
@@ -369,6 +397,7 @@ export class TurnManager implements TurnController {
           usage: out.usage,
           generationMs: Math.round(out.generationMs),
           ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+          contextWindow: window,
         });
       }
       // A call cut short keeps what was streamed, but never half-received tool calls.
@@ -454,7 +483,7 @@ export class TurnManager implements TurnController {
     const { deps } = this;
     const signal = t.ac.signal;
     const byName = new Map<string, ToolDefinition>();
-    for (const tool of deps.tools()) if (!tool.modes || tool.modes.includes(rec.mode)) byName.set(tool.name, tool);
+    for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
     const interactions = this.interactionsOf(rec.id);
     const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
     const recorded = new Map<string, ToolResult>();
@@ -495,6 +524,7 @@ export class TurnManager implements TurnController {
       emit: (e) => emit({ ...e, toolCallId: call.id }),
       confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
       ask: (questions: Question[]) => interactions.ask(questions, signal),
+      editor: this.editors.forTool(rec.id, signal),
     });
     const dispatched = dispatchToolCalls(calls, {
       lookup: (name) => byName.get(name),
@@ -520,15 +550,7 @@ export class TurnManager implements TurnController {
       clearTimeout(timer);
       for (const call of calls) {
         if (!recorded.has(call.id)) {
-          record(call, {
-            content: "[ABORTED] Tool execution was cancelled.",
-            isError: true,
-            error: {
-              code: "aborted",
-              retryable: false,
-              suggestedFix: "The user stopped the turn; wait for new instructions.",
-            },
-          });
+          record(call, abortedResult());
         }
       }
     }

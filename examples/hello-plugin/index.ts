@@ -1,4 +1,4 @@
-import { definePlugin, defineRoute, T } from "agentd";
+import { definePlugin, defineRoute, defineTool, T } from "agentd";
 
 const Greeting = T.Object({ greeting: T.String() }, { title: "HelloGreeting" });
 
@@ -15,17 +15,19 @@ export default definePlugin({
     id: "hello",
     version: "1.0.0",
     description: "Says hello: a `hello` tool and GET /api/v1/plugins/hello/greeting",
+    capabilities: ["routes"],
   },
   register(ctx) {
-    ctx.tools.add({
-      name: "hello",
-      description: "Greets someone by name",
-      parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100 }) }),
-      readOnly: true,
-      async execute(args) {
-        return { content: greet(String(args.name)) };
-      },
-    });
+    ctx.tools.add(
+      defineTool({
+        name: "hello",
+        description: "Greets someone by name",
+        parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100 }) }),
+        readOnly: true,
+        // `name` is a string: the type comes from the schema, and the arguments are checked against it first.
+        execute: async ({ name }) => ({ content: greet(name) }),
+      }),
+    );
     ctx.routes.add(
       defineRoute({
         method: "GET",

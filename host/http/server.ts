@@ -11,7 +11,7 @@ import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
 import { mountFallbackHome, mountLoginPages } from "./pages.js";
 import { HttpSseStream, type SseHub } from "./sse.js";
-import { type CompiledValidators, compileRoute, describeErrors } from "./validation.js";
+import { type CompiledValidators, compileRoute, describeErrors, warmValidators } from "./validation.js";
 
 export interface HttpOptions {
   routes: Registry<AnyRoute>;
@@ -38,12 +38,46 @@ const SECURITY_HEADERS = {
  * The request listener. The express app behind it is built on the first request: loading express and
  * body-parser is the largest single cost of a cold start, and nothing needs them before a request arrives.
  */
-export function createApp(opts: HttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createApp(opts: HttpOptions): AppListener {
   let app: express.Express | undefined;
-  return (req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     app ??= buildApp(opts);
     app(req, res);
   };
+  return Object.assign(listener, {
+    async warm() {
+      app ??= buildApp(opts);
+      warmValidators();
+      // The session routes every client calls first (create, list, events, chat); one per macrotask.
+      for (const route of opts.routes.list()) {
+        if (!route.path.startsWith("/sessions")) continue;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        compiledFor(route, opts.validateResponses);
+      }
+    },
+  });
+}
+
+export type AppListener = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /**
+   * Builds the app, loads Ajv and compiles the session routes' validators now (after listening), off the requests'
+   * path. Other routes are compiled on their first request: compiling all of them costs ~100 ms of CPU and several
+   * MiB for routes that may never be called.
+   */
+  warm(): Promise<void>;
+};
+
+/** Compiled validators per route object (route objects of built-in plugins are shared by daemons in one process). */
+const compiledCache = [new WeakMap<AnyRoute, CompiledValidators>(), new WeakMap<AnyRoute, CompiledValidators>()];
+
+function compiledFor(route: AnyRoute, withResponses: boolean): CompiledValidators {
+  const cache = compiledCache[withResponses ? 1 : 0] as WeakMap<AnyRoute, CompiledValidators>;
+  let c = cache.get(route);
+  if (!c) {
+    c = compileRoute(route, withResponses);
+    cache.set(route, c);
+  }
+  return c;
 }
 
 function buildApp(opts: HttpOptions): express.Express {
@@ -153,9 +187,7 @@ function buildRouter(opts: HttpOptions): express.Router {
   };
   for (const entry of [...opts.routes.entries()].sort(bySpecificity)) {
     const route = entry.item;
-    // Each route's validators are compiled on its first request: compiling every schema up front costs the boot
-    // (or the first request after plugins change) tens of milliseconds for routes that may never be called.
-    let compiled: CompiledValidators | undefined;
+    // Each route's validators are compiled on its first request or by the warm-up after listening, not at boot.
     const queryToken = entry.owner === "host" && route.queryToken === true;
     const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     const parse = route.body ? jsonParser(route.bodyLimit ?? opts.maxBodyBytes) : undefined;
@@ -163,8 +195,7 @@ function buildRouter(opts: HttpOptions): express.Router {
       (route.page ? "" : API_PREFIX) + route.path,
       async (req: Request, res: Response, next: NextFunction) => {
         try {
-          compiled ??= compileRoute(route, opts.validateResponses);
-          await handle(route, compiled, parse, opts, req, res, queryToken);
+          await handle(route, compiledFor(route, opts.validateResponses), parse, opts, req, res, queryToken);
         } catch (err) {
           next(err);
         }

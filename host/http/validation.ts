@@ -18,6 +18,11 @@ function validators(): { coercing: Ajv; strict: Ajv } {
   return ajvs;
 }
 
+/** Loads Ajv and ajv-formats ahead of the first request that needs them (the daemon's warm-up). */
+export function warmValidators(): void {
+  validators();
+}
+
 export interface CompiledValidators {
   params?: ValidateFunction;
   query?: ValidateFunction;

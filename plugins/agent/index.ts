@@ -3,6 +3,7 @@ import {
   busToolHooks,
   definePlugin,
   EventBusToken,
+  HostInfoToken,
   PersonaRegistryToken,
   ProjectContextToken,
   ProviderRegistryToken,
@@ -10,7 +11,6 @@ import {
   SessionServiceToken,
   type SessionStore,
   SessionStoreToken,
-  SettingsToken,
   ToolRegistryToken,
   TurnControllerToken,
   TurnManager,
@@ -30,17 +30,25 @@ export default definePlugin({
     id: "agent",
     version: "1.0.0",
     description: "Agent turns: chat, steer, follow-up, abort, questions, confirmations, modes, todos, sub-agents",
+    capabilities: ["routes", "storage", "filesystem"],
     requires: ["session-store"],
     provides: [TurnControllerToken.id, TurnManagerToken.id],
   },
   register(ctx) {
-    const settings = ctx.services.get(SettingsToken);
+    const settings = ctx.services.get(HostInfoToken);
     const store = () => ctx.services.get(SessionStoreToken);
     const sessions = () => ctx.services.get(SessionServiceToken);
     const tools = ctx.services.get(ToolRegistryToken);
     const providers = ctx.services.get(ProviderRegistryToken);
     const personas = ctx.services.get(PersonaRegistryToken);
-    const raw = settings.raw as { maxTurnIterations?: number; contextWindow?: number; confirmTimeoutMs?: number };
+    const raw = {
+      get contextWindow() {
+        return settings.config("contextWindow") as number | undefined;
+      },
+      get confirmTimeoutMs() {
+        return settings.config("confirmTimeoutMs") as number | undefined;
+      },
+    };
     const provider = (rec: SessionRecord) => {
       const wanted = rec.meta.provider as string | undefined;
       return (wanted ? providers.get(wanted) : undefined) ?? providers.list()[0];
@@ -66,6 +74,7 @@ export default definePlugin({
     });
     ctx.services.provide(TurnControllerToken, manager);
     ctx.services.provide(TurnManagerToken, manager);
+    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
     sessions().setTurnController(manager);
 
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).

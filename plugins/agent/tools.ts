@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type DispatchHooks,
+  defineTool,
   dispatchToolCalls,
   type Provider,
   type Question,
@@ -31,14 +32,14 @@ export interface AgentToolDeps {
 }
 
 export function todoWriteTool(deps: AgentToolDeps): ToolDefinition {
-  return {
+  return defineTool({
     name: "todo_write",
     description:
       "Replace the session's todo list. Use it for multi-step work: one item in_progress at a time; mark items completed as soon as they are done. In build mode the turn cannot finish while items are pending or in_progress.",
     parameters: T.Object({ todos: T.Array(TodoSchema, { maxItems: 100 }) }),
     modes: ["build"],
     async execute(args, ctx) {
-      const todos = args.todos as TodoItem[];
+      const todos: TodoItem[] = args.todos;
       if (todos.filter((t) => t.status === "in_progress").length > 1) {
         return toolError(
           "invalid_arguments",
@@ -52,10 +53,10 @@ export function todoWriteTool(deps: AgentToolDeps): ToolDefinition {
       const remaining = todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
       return { content: JSON.stringify({ todos, remaining }) };
     },
-  };
+  });
 }
 
-export const questionTool: ToolDefinition = {
+export const questionTool: ToolDefinition = defineTool({
   name: "question",
   description:
     "Ask the user 1-5 multiple-choice questions (2-4 options each; multiSelect allows several answers) and wait for the answers. Use it when a decision is genuinely the user's to make.",
@@ -77,7 +78,7 @@ export const questionTool: ToolDefinition = {
     ),
   }),
   async execute(args, ctx) {
-    const questions = args.questions as Question[];
+    const questions: Question[] = args.questions;
     for (const [i, q] of questions.entries()) {
       if (new Set(q.options.map((o) => o.value)).size !== q.options.length) {
         return toolError(
@@ -105,7 +106,7 @@ export const questionTool: ToolDefinition = {
     });
     return { content: lines.join("\n\n"), meta: { answers } };
   },
-};
+});
 
 function planFiles(dir: string): string[] {
   try {
@@ -130,7 +131,7 @@ export function openPlanSteps(planDir: string): string[] {
 }
 
 export function planDoneTool(deps: AgentToolDeps): ToolDefinition {
-  return {
+  return defineTool({
     name: "plan_done",
     description:
       "Plan mode only: submit the finished plan (a Markdown file in the plans directory) for the user's approval, then stop.",
@@ -158,7 +159,7 @@ export function planDoneTool(deps: AgentToolDeps): ToolDefinition {
         endsTurn: true,
       };
     },
-  };
+  });
 }
 
 const SUBAGENT_PROMPT = `You are a sub-agent of a coding agent. Do the task you are given with the read-only tools available, then answer with a concise, complete report: findings, file paths with line numbers, and anything uncertain. You cannot modify files.`;
@@ -166,7 +167,7 @@ const SUBAGENT_MAX_CALLS = 25;
 
 /** `task`: a child agent loop with its own prompt and the read-only toolset; its answer is the tool result. */
 export function taskTool(deps: AgentToolDeps): ToolDefinition {
-  return {
+  return defineTool({
     name: "task",
     description:
       "Delegate a self-contained investigation to a sub-agent with read-only tools (read, grep, glob, ls, web). Give it a complete prompt; it returns a report.",
@@ -179,11 +180,13 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
       const provider = rec && deps.provider(rec);
       if (!rec || !provider)
         return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
-      const tools = deps.tools().filter((t) => t.readOnly && t.name !== "task");
+      const tools = deps
+        .tools()
+        .filter((t) => t.readOnly && t.name !== "task" && (!t.sessionId || t.sessionId === ctx.sessionId));
       const byName = new Map(tools.map((t) => [t.name, t]));
       const messages: Parameters<Provider["stream"]>[0]["messages"] = [
         { role: "system", content: SUBAGENT_PROMPT },
-        { role: "user", content: String(args.prompt) },
+        { role: "user", content: args.prompt },
       ];
       let tokens = 0;
       try {
@@ -257,5 +260,5 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
         if (tokens) deps.addSubagentUsage(ctx.sessionId, tokens);
       }
     },
-  };
+  });
 }

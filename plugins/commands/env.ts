@@ -8,7 +8,7 @@ import {
   type Persona,
   type ProjectContext,
   type Provider,
-  type Registry,
+  type RegistryView,
   type SessionRecord,
   type SessionService,
   type SessionStore,
@@ -29,11 +29,11 @@ export interface CommandEnv {
   settings(): DaemonSettings | undefined;
   /** A service another plugin may provide, by token id (structural: no import of that plugin). */
   optional<T>(id: string): T | undefined;
-  tools: Registry<ToolDefinition>;
-  personas: Registry<Persona>;
-  themes: Registry<Theme>;
-  providers: Registry<Provider>;
-  commands: Registry<SlashCommand>;
+  tools: RegistryView<ToolDefinition>;
+  personas: RegistryView<Persona>;
+  themes: RegistryView<Theme>;
+  providers: RegistryView<Provider>;
+  commands: RegistryView<SlashCommand>;
   bus: EventBus;
   checkpoints: Checkpoints;
   prefs: Prefs;

@@ -1,20 +1,14 @@
-import { execFile, spawn } from "node:child_process";
+import { type GitResult, gitComplaint, git as runGit } from "../../core/index.js";
 
-const MAX_BUFFER = 64 * 1024 * 1024;
+const MAX_BYTES = 64 * 1024 * 1024;
 
-/** The environment for git without the caller's GIT_* variables (they would redirect it to another repository). */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("GIT_")) env[k] = v;
-  return {
-    ...env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_AUTHOR_NAME: "agentd",
-    GIT_AUTHOR_EMAIL: "agentd@localhost",
-    GIT_COMMITTER_NAME: "agentd",
-    GIT_COMMITTER_EMAIL: "agentd@localhost",
-  };
-}
+/** Commits in the shadow repository are agentd's, whatever the user's git identity. */
+const AUTHOR_ENV = {
+  GIT_AUTHOR_NAME: "agentd",
+  GIT_AUTHOR_EMAIL: "agentd@localhost",
+  GIT_COMMITTER_NAME: "agentd",
+  GIT_COMMITTER_EMAIL: "agentd@localhost",
+};
 
 export class GitError extends Error {
   constructor(
@@ -26,74 +20,49 @@ export class GitError extends Error {
   }
 }
 
-/** Runs git with an argument array (never a shell); resolves with stdout. */
-export function git(args: string[], opts: { cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      "git",
-      args,
-      { cwd: opts.cwd, env: gitEnv(), timeout: opts.timeoutMs ?? 30_000, maxBuffer: MAX_BUFFER, encoding: "utf8" },
-      (err, stdout, stderr) => {
-        if (!err) return resolve(stdout);
-        const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string };
-        if (e.code === "ENOENT") return reject(new GitError("git is not installed", "missing"));
-        if (e.killed || e.signal === "SIGTERM")
-          return reject(new GitError(`git ${args[0] ?? ""} timed out`, "timeout"));
-        const why = (stderr || e.message).trim().split("\n").slice(-3).join(" ");
-        reject(new GitError(`git ${args.find((a) => !a.startsWith("-")) ?? ""} failed: ${why}`, "failed"));
-      },
-    );
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
+function failure(args: string[], r: GitResult): GitError {
+  if (r.missing) return new GitError("git is not installed", "missing");
+  if (r.timedOut) return new GitError(`git ${args[0] ?? ""} timed out`, "timeout");
+  if (r.truncated) return new GitError(`git ${args[0] ?? ""} printed more than ${MAX_BYTES} bytes`, "failed");
+  return new GitError(`git ${args.find((a) => !a.startsWith("-")) ?? ""} failed: ${gitComplaint(r)}`, "failed");
+}
+
+/** Runs git (core's runner: argument arrays, bounded, deadline) and resolves with stdout; rejects with a GitError. */
+export async function git(
+  args: string[],
+  opts: { cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<string> {
+  const r = await runGit(opts.cwd ?? process.cwd(), args, {
+    timeoutMs: opts.timeoutMs ?? 30_000,
+    maxBytes: MAX_BYTES,
+    env: AUTHOR_ENV,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
   });
+  if (r.code !== 0 || r.truncated) throw failure(args, r);
+  return r.stdout;
 }
 
 /**
  * Runs a git command printing NUL-separated paths and stops it once more than `limit` arrived, so counting a huge
  * directory (a home directory as working directory) costs only what the limit allows.
  */
-export function gitPaths(
+export async function gitPaths(
   args: string[],
   opts: { cwd: string; timeoutMs: number; limit: number },
 ): Promise<{ paths: string[]; overLimit: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", args, { cwd: opts.cwd, env: gitEnv(), stdio: ["ignore", "pipe", "pipe"] });
-    const paths: string[] = [];
-    let rest = "";
-    let stderr = "";
-    let overLimit = false;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, opts.timeoutMs);
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      if (overLimit) return;
-      const parts = (rest + chunk).split("\0");
-      rest = parts.pop() ?? "";
-      for (const p of parts) if (p) paths.push(p);
-      if (paths.length > opts.limit) {
-        overLimit = true;
-        child.kill("SIGKILL");
-      }
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      if (stderr.length < 4096) stderr += d.toString();
-    });
-    child.on("error", (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(err.code === "ENOENT" ? new GitError("git is not installed", "missing") : err);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (overLimit) return resolve({ paths, overLimit });
-      if (timedOut) return reject(new GitError(`git ${args[0] ?? ""} timed out`, "timeout"));
-      if (code !== 0)
-        return reject(new GitError(`git ls-files failed: ${stderr.trim().split("\n").slice(-3).join(" ")}`, "failed"));
-      if (rest) paths.push(rest);
-      resolve({ paths, overLimit: false });
-    });
+  let count = 0;
+  const r = await runGit(opts.cwd, args, {
+    timeoutMs: opts.timeoutMs,
+    maxBytes: MAX_BYTES,
+    env: AUTHOR_ENV,
+    onStdout: (chunk) => {
+      for (const byte of chunk) if (byte === 0) count++;
+      return count > opts.limit;
+    },
   });
+  if (r.stopped) return { paths: nulList(r.stdout).slice(0, opts.limit + 1), overLimit: true };
+  if (r.code !== 0 || r.truncated) throw failure(args, r);
+  return { paths: nulList(r.stdout), overLimit: false };
 }
 
 /** Splits NUL-separated git output. */

@@ -65,7 +65,7 @@ export default definePlugin({
     description:
       "Slash commands (/undo with file checkpoints, /fork, /steer, /queue, /goal, /model, ...), GET /commands and /suggest",
     requires: [SessionStoreToken.id],
-    capabilities: ["fs.write", "shell.exec"],
+    capabilities: ["routes", "secrets", "storage", "filesystem", "process"],
     configSchema: OptionsSchema,
   },
   register(ctx) {

@@ -21,7 +21,7 @@ interface McpView {
   list(): Array<{ name: string; scope?: string; project?: string; state: string; error?: string; tools: string[] }>;
   reconnect(name: string, project?: string): boolean;
 }
-export const MCP_MANAGER_ID = "mcp-manager";
+export const MCP_MANAGER_ID = "mcp-servers";
 
 /** The project plugin's per-directory view, when it offers one (rules, hooks and SSH hosts are not in the SDK). */
 interface ProjectViewLike {

@@ -1,6 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { errorMessage, type Logger, type Provider } from "../../core/index.js";
+import { readFileSync } from "node:fs";
+import { errorMessage, type Logger, type Provider, writePrivateFile } from "../../core/index.js";
 
 /** Daemon-wide command preferences (the /theme choice), in a small JSON file of the plugin. */
 export class Prefs {
@@ -19,10 +18,7 @@ export class Prefs {
     const data = { ...this.load(), [key]: value };
     this.data = data;
     try {
-      const file = this.file();
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(`${file}.tmp`, `${JSON.stringify(data, null, 2)}\n`);
-      renameSync(`${file}.tmp`, file);
+      writePrivateFile(this.file(), `${JSON.stringify(data, null, 2)}\n`);
     } catch (err) {
       this.log.warn({ err: errorMessage(err) }, "could not save command preferences");
     }

@@ -1,9 +1,9 @@
 import { lstat, mkdir, readdir, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
-import { type AnyRoute, ApiError, defineRoute, OkSchema, T, withDirInside } from "../../core/index.js";
+import { type AnyRoute, ApiError, defineRoute, isInside, OkSchema, T, withDirInside } from "../../core/index.js";
 import { byDirThenName, type EntryType, EntryTypeSchema, typeOf } from "./entries.js";
-import { checkBareName, fsError, isInside, realpathOrUndefined } from "./paths.js";
+import { checkBareName, fsError, realpathOrUndefined } from "./paths.js";
 
 /** Entries listed per directory at most. */
 const MAX_LIST = 10_000;

@@ -1,7 +1,6 @@
 import type { Dirent } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
-import { T } from "../../core/index.js";
-import { isInside } from "./paths.js";
+import { isInside, T } from "../../core/index.js";
 
 /**
  * `dir` / `file`; a symbolic link shows the type of its target when the target stays inside the root, and

@@ -2,9 +2,9 @@ import { homedir } from "node:os";
 import path from "node:path";
 import {
   definePlugin,
+  HostInfoToken,
   SessionServiceToken,
   SessionStoreToken,
-  SettingsToken,
   type Static,
   T,
 } from "../../core/index.js";
@@ -49,14 +49,14 @@ export default definePlugin({
     version: "1.0.0",
     description: "Session files, attachments, directory browsing and message images",
     requires: ["session-store"],
-    capabilities: ["fs.read", "fs.write"],
+    capabilities: ["routes", "filesystem"],
     configSchema: FilesOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as FilesOptions;
+    const options = ctx.options;
     const sessions = () => ctx.services.get(SessionServiceToken);
     const inputsRoot = path.join(ctx.home, "inputs");
-    const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
+    const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
 
     const routes = [
       ...sessionFsRoutes(sessions),

@@ -5,6 +5,7 @@ import {
   type AnyRoute,
   ApiError,
   defineRoute,
+  isInside,
   OkSchema,
   SessionIdParams,
   type SessionService,
@@ -13,7 +14,7 @@ import {
   writeFileInside,
 } from "../../core/index.js";
 import { BinaryResponse, DownloadQueryFields, fileDownload, wantsInline } from "./download.js";
-import { checkBareName, fsError, isInside, realpathOrUndefined } from "./paths.js";
+import { checkBareName, fsError, realpathOrUndefined } from "./paths.js";
 import { checkExtension, checkMime, executableFormat, parseDataUrl, sanitizeName } from "./upload-policy.js";
 
 /** Collision suffixes tried before giving up: `a.txt`, `a (1).txt` ... `a (999).txt`. */

@@ -11,13 +11,7 @@
  */
 import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
-import { ApiError } from "../../core/index.js";
-
-export function isInside(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
-}
+import { ApiError, isInside } from "../../core/index.js";
 
 /** "/"-separated path of `abs` relative to `root` ("." for the root itself). */
 export function relativeTo(root: string, abs: string): string {

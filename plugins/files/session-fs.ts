@@ -4,6 +4,7 @@ import {
   type AnyRoute,
   ApiError,
   defineRoute,
+  isInside,
   OkSchema,
   SessionIdParams,
   type SessionService,
@@ -15,7 +16,6 @@ import { byDirThenName, EntryTypeSchema, type TypedEntry, typeOf } from "./entri
 import {
   checkBareName,
   fsError,
-  isInside,
   realpathOrUndefined,
   relativeTo,
   resolveEntry,

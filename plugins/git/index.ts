@@ -5,10 +5,11 @@ import {
   ApiError,
   definePlugin,
   defineRoute,
+  HostInfoToken,
+  isInside,
   SessionIdParams,
   SessionServiceToken,
   SessionStoreToken,
-  SettingsToken,
   type Static,
   T,
 } from "../../core/index.js";
@@ -112,10 +113,6 @@ const GitInfoSchema = T.Object(
   { title: "GitInfo" },
 );
 
-function isInside(root: string, p: string): boolean {
-  return p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
-}
-
 /**
  * Git state of a directory (`GET /git-info`) and the working-tree diff of a session (`GET /sessions/{id}/diff`).
  * The helpers (`git(cwd, args)`, `workingTreeDiff`, `gitInfo`...) are exported for other plugins to reuse.
@@ -126,11 +123,11 @@ export default definePlugin({
     version: "1.0.0",
     description: "Git state of a directory and the working-tree diff of a session",
     requires: ["session-store"],
-    capabilities: ["fs.read", "shell.exec"],
+    capabilities: ["routes", "filesystem", "process"],
     configSchema: GitOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as GitPluginOptions;
+    const options = ctx.options;
     const sessions = () => ctx.services.get(SessionServiceToken);
     const limits: DiffLimits = {
       ...DEFAULT_DIFF_LIMITS,
@@ -153,7 +150,7 @@ export default definePlugin({
     ctx.events.on("session.deleted", ({ sessionId }) => sessionCwds.delete(sessionId));
 
     const permitted = async (dir: string): Promise<boolean> => {
-      const configured = options.roots ?? [homedir(), ctx.services.get(SettingsToken).defaultCwd];
+      const configured = options.roots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
       for (const c of configured) {
         const real = await realpath(c).catch(() => undefined);
         if (real && isInside(real, dir)) return true;

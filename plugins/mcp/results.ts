@@ -1,5 +1,5 @@
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage, type ToolError, type ToolImage, type ToolResult } from "../../core/index.js";
+import { errorMessage, type ToolImage, type ToolResult, toolError } from "../../core/index.js";
 import { loadedMcpSdk } from "./sdk.js";
 
 /** What the model is shown of one result; MCP servers can return arbitrarily large payloads. */
@@ -76,21 +76,19 @@ export function mapCallResult(result: Record<string, unknown>, meta: { server: s
   const out: ToolResult = { content: cap(text), meta: { server: meta.server, tool: meta.tool } };
   if (images.length) out.images = images;
   if (result.isError === true) {
-    out.content ||= `The MCP tool ${meta.tool} on server ${meta.server} reported an error without details.`;
-    out.isError = true;
-    out.error = {
-      code: "execution_failed",
-      retryable: false,
-      suggestedFix: "Read the error above; fix the arguments or take a different approach.",
-    };
-  } else if (!out.content) {
+    const failed = toolError(
+      "execution_failed",
+      out.content || `The MCP tool ${meta.tool} on server ${meta.server} reported an error without details.`,
+      "Read the error above; fix the arguments or take a different approach.",
+      false,
+      out.meta,
+    );
+    return images.length ? { ...failed, images } : failed;
+  }
+  if (!out.content) {
     out.content = "(no output)";
   }
   return out;
-}
-
-export function errorResult(content: string, error: ToolError, meta?: Record<string, unknown>): ToolResult {
-  return { content, isError: true, error, ...(meta ? { meta } : {}) };
 }
 
 export type CallFailure =
@@ -109,9 +107,11 @@ export function classifyCallError(
   if (ctx.aborted) {
     return {
       kind: "call",
-      result: errorResult(
+      result: toolError(
+        "aborted",
         `The call to ${ctx.tool} on MCP server ${ctx.server} was aborted.`,
-        { code: "aborted", retryable: false, suggestedFix: "The user aborted the call; do not retry unless asked." },
+        "The user aborted the call; do not retry unless asked.",
+        false,
         meta,
       ),
     };
@@ -120,9 +120,11 @@ export function classifyCallError(
     if (err.code === RPC_REQUEST_TIMEOUT) {
       return {
         kind: "call",
-        result: errorResult(
+        result: toolError(
+          "timeout",
           `The call to ${ctx.tool} on MCP server ${ctx.server} timed out after ${ctx.timeoutMs} ms.`,
-          { code: "timeout", retryable: true, suggestedFix: "Retry with a smaller request, or try again later." },
+          "Retry with a smaller request, or try again later.",
+          true,
           meta,
         ),
       };
@@ -136,15 +138,11 @@ export function classifyCallError(
     const invalid = err.code === RPC_INVALID_PARAMS;
     return {
       kind: "call",
-      result: errorResult(
+      result: toolError(
+        invalid ? "invalid_arguments" : "execution_failed",
         `MCP server ${ctx.server} rejected the call to ${ctx.tool}: ${msg}`,
-        invalid
-          ? {
-              code: "invalid_arguments",
-              retryable: false,
-              suggestedFix: "Fix the arguments to match the tool's schema.",
-            }
-          : { code: "execution_failed", retryable: false, suggestedFix: "Read the error; try different arguments." },
+        invalid ? "Fix the arguments to match the tool's schema." : "Read the error; try different arguments.",
+        false,
         meta,
       ),
     };
@@ -166,13 +164,11 @@ function isMcpError(err: unknown): err is McpError {
 }
 
 export function unavailable(server: string, reason: string): ToolResult {
-  return errorResult(
+  return toolError(
+    "unavailable",
     `MCP server ${server} is unavailable: ${reason}`,
-    {
-      code: "unavailable",
-      retryable: true,
-      suggestedFix: "The server is reconnecting or down; try again later or continue without this tool.",
-    },
+    "The server is reconnecting or down; try again later or continue without this tool.",
+    true,
     { server },
   );
 }

@@ -1,9 +1,9 @@
 import {
   definePlugin,
+  HostInfoToken,
   PersonaRegistryToken,
   ProjectContextToken,
   SessionServiceToken,
-  SettingsToken,
 } from "../../core/index.js";
 import { BUILTIN_PERSONAS } from "./builtin.js";
 import { catalogRoutes } from "./routes.js";
@@ -15,10 +15,15 @@ export { BUILTIN_PERSONAS } from "./builtin.js";
  * the project plugin (ProjectContext) when it is loaded; without it the catalog is the persona registry.
  */
 export default definePlugin({
-  manifest: { id: "personas", version: "1.0.0", description: "Built-in personas; persona and skill catalog routes" },
+  manifest: {
+    id: "personas",
+    version: "1.0.0",
+    description: "Built-in personas; persona and skill catalog routes",
+    capabilities: ["routes", "filesystem"],
+  },
   register(ctx) {
     for (const p of BUILTIN_PERSONAS) ctx.personas.add(p);
-    const settings = ctx.services.get(SettingsToken);
+    const settings = ctx.services.get(HostInfoToken);
     const routes = catalogRoutes({
       registry: ctx.services.get(PersonaRegistryToken),
       defaultPersona: () => settings.defaultPersona,

@@ -5,7 +5,7 @@ import {
   defineRoute,
   type Persona,
   type ProjectContext,
-  type Registry,
+  type RegistryView,
   type SessionService,
   T,
 } from "../../core/index.js";
@@ -55,7 +55,7 @@ const SkillContentSchema = T.Object(
 );
 
 export interface CatalogDeps {
-  registry: Registry<Persona>;
+  registry: RegistryView<Persona>;
   defaultPersona: () => string;
   project: () => ProjectContext | undefined;
   sessions: () => SessionService;

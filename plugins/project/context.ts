@@ -1,4 +1,4 @@
-import type { Logger, Persona, ProjectContext, Registry, Skill } from "../../core/index.js";
+import type { Logger, Persona, ProjectContext, RegistryView, Skill } from "../../core/index.js";
 import type { HookSpec } from "./hooks.js";
 import { hasAny, type Resources, scanGlobal, scanProject } from "./scan.js";
 import type { TrustStore } from "./trust.js";
@@ -12,7 +12,7 @@ const MAX_CACHED_PROJECTS = 200;
 export interface ProjectContextDeps {
   home: string;
   trust: TrustStore;
-  registry: Registry<Persona>;
+  registry: RegistryView<Persona>;
   defaultPersona: () => string;
   /** Hook values from config (the `hooks` config key, plugin options). */
   globalHooks: () => unknown[];

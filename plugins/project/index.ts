@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import {
   definePlugin,
+  HostInfoToken,
   PersonaRegistryToken,
   type PluginContext,
   ProjectContextToken,
   ProjectTrustToken,
   SessionServiceToken,
   SessionStoreToken,
-  SettingsToken,
   T,
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
@@ -68,11 +68,11 @@ export default definePlugin({
     description: "Project trust; global and project personas, skills, rules, context files and tool hooks",
     requires: ["session-store"],
     provides: [ProjectTrustToken.id, ProjectContextToken.id],
-    capabilities: ["fs.read", "shell.exec"],
+    capabilities: ["routes", "filesystem", "process"],
     configSchema: OptionsSchema,
   },
   register(ctx) {
-    const settings = ctx.services.get(SettingsToken);
+    const settings = ctx.services.get(HostInfoToken);
     const roots = cachedRoots();
     const sessions = () => ctx.services.get(SessionServiceToken);
     /** Ids of the sessions that currently show a trust prompt. */
@@ -91,7 +91,7 @@ export default definePlugin({
       trust,
       registry: ctx.services.get(PersonaRegistryToken),
       defaultPersona: () => settings.defaultPersona,
-      globalHooks: () => [settings.raw.hooks, ctx.options.hooks].filter((v) => v !== undefined),
+      globalHooks: () => [settings.config("hooks"), ctx.options.hooks].filter((v) => v !== undefined),
       log: ctx.log,
       onReload: () => {
         promptedBefore = prompted();

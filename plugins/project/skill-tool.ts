@@ -1,4 +1,4 @@
-import { T, type ToolDefinition, toolError } from "../../core/index.js";
+import { defineTool, T, type ToolDefinition, toolError } from "../../core/index.js";
 import type { ProjectResources } from "./context.js";
 
 const Params = T.Object(
@@ -15,7 +15,7 @@ const Params = T.Object(
 
 /** `skill`: loads a skill's instructions (SKILL.md) so the model can follow them. */
 export function skillTool(resources: () => ProjectResources): ToolDefinition<{ name: string; args?: string }> {
-  return {
+  return defineTool({
     name: "skill",
     description:
       "Load a skill: step-by-step instructions for a kind of task (listed under Skills in the system prompt). " +
@@ -35,5 +35,5 @@ export function skillTool(resources: () => ProjectResources): ToolDefinition<{ n
       const task = args.args?.trim() ? `\n\nApply it to: ${args.args.trim()}` : "";
       return { content: `${header}\n\n${skill.content}${task}`, meta: { skill: skill.name, source: skill.source } };
     },
-  };
+  });
 }

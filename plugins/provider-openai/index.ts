@@ -14,7 +14,7 @@ export default definePlugin({
     id: "provider-openai",
     version: "1.0.0",
     description: "OpenAI-compatible chat-completions provider (streaming, retries, model discovery, verification)",
-    capabilities: ["provider", "net.fetch", "secrets.read"],
+    capabilities: ["provider", "routes", "secrets", "storage", "network"],
   },
   register(ctx) {
     // Read on every call: the host merges config and environment, and later edits apply without a restart.

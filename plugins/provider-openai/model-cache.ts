@@ -1,6 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
-import type { Logger, ModelInfo } from "../../core/index.js";
+import { readFile } from "node:fs/promises";
+import { type Logger, type ModelInfo, writePrivateFile } from "../../core/index.js";
 
 interface CacheFile {
   fetchedAt: string;
@@ -31,11 +30,8 @@ export class ModelCache {
     const file = this.file();
     const body: CacheFile = { fetchedAt: new Date().toISOString(), models };
     try {
-      await mkdir(dirname(file), { recursive: true });
-      // Write-then-rename so a crash mid-write never leaves a truncated cache behind.
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify(body, null, 2)}\n`, "utf8");
-      await rename(tmp, file);
+      // Atomic (write-then-rename): a crash mid-write never leaves a truncated cache behind.
+      writePrivateFile(file, `${JSON.stringify(body, null, 2)}\n`);
     } catch (err) {
       this.log?.warn({ err: String(err) }, "could not persist the model cache");
     }

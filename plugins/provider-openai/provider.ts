@@ -27,6 +27,7 @@ import {
   isConnectionFailure,
   ProviderError,
 } from "./retry.js";
+import { decodeChatStream } from "./sse-decoder.js";
 
 export interface OpenAIProviderSettings {
   baseURL?: string;
@@ -61,76 +62,9 @@ export async function openAIClient(baseURL: string, apiKey: string | undefined, 
     apiKey: apiKey || "no-key",
     // Retries are ours: they must be visible as `retry` deltas and stop once content has been streamed.
     maxRetries: 0,
-    fetch: eventChunkingFetch,
     ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
     ...(apiKey ? {} : { defaultHeaders: { Authorization: null } }),
   });
-}
-
-/**
- * `fetch` for the SDK that hands an event stream's body over in pieces of a few events. The SDK's SSE reader copies
- * the rest of its buffer after every event it finds (`data.slice(i)`), which is quadratic in the events per network
- * read: a read of a few hundred deltas (a provider faster than the daemon, or a daemon busy elsewhere) cost
- * milliseconds. The SDK iterates `response.body` through `Symbol.asyncIterator` when the body has one, so the
- * pieces are given there, as views of each read, cut at blank lines; the SDK still does all the parsing.
- */
-export async function eventChunkingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const res = await fetch(input, init);
-  const body = res.body;
-  if (body && (res.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    Object.defineProperty(body, Symbol.asyncIterator, { value: () => eventPieces(body), configurable: true });
-  }
-  return res;
-}
-
-const LF = 0x0a;
-/** A read is cut at the first event boundary past this many bytes: few pieces, little copying in the SDK. */
-const PIECE_BYTES = 512;
-
-function eventPieces(body: ReadableStream<Uint8Array>): AsyncIterableIterator<Uint8Array> {
-  const reader = body.getReader();
-  let pieces: Uint8Array[] = [];
-  let next = 0;
-  return {
-    async next(): Promise<IteratorResult<Uint8Array>> {
-      if (next < pieces.length) return { value: pieces[next++] as Uint8Array, done: false };
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (err) {
-        reader.releaseLock();
-        throw err;
-      }
-      if (read.done) {
-        reader.releaseLock();
-        return { value: undefined, done: true };
-      }
-      const bytes = read.value;
-      if (bytes.length <= PIECE_BYTES) return { value: bytes, done: false };
-      pieces = [];
-      next = 1;
-      let start = 0;
-      for (let i = PIECE_BYTES; i < bytes.length; i++) {
-        if (bytes[i] === LF && bytes[i - 1] === LF) {
-          pieces.push(bytes.subarray(start, i + 1));
-          start = i + 1;
-          i += PIECE_BYTES;
-        }
-      }
-      if (start < bytes.length) pieces.push(bytes.subarray(start));
-      return { value: pieces[0] as Uint8Array, done: false };
-    },
-    async return(): Promise<IteratorResult<Uint8Array>> {
-      pieces = [];
-      const cancelled = reader.cancel();
-      reader.releaseLock();
-      await cancelled;
-      return { value: undefined, done: true };
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
 }
 
 /**
@@ -164,18 +98,22 @@ export function createOpenAIProvider(
     const { baseURL, apiKey, model } = conn;
     const params = buildParams(req, model, detectDialect(baseURL));
     const client = await conn.client;
+    const { APIError } = await loadSdk();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw abortReason(signal);
       let yielded = false;
       try {
-        const chunks = await client.chat.completions.create(params, { signal });
-        for await (const chunk of chunks) {
-          for (const delta of mapChunk(chunk)) {
-            yielded = true;
-            yield delta;
+        // The SDK builds and sends the request and maps an error status; the body is decoded here (see sse-decoder).
+        const response = await client.chat.completions.create(params, { signal }).asResponse();
+        for await (const chunks of decodeChatStream<ChatCompletionChunk>(response, APIError)) {
+          for (const chunk of chunks) {
+            for (const delta of mapChunk(chunk)) {
+              yielded = true;
+              yield delta;
+            }
           }
         }
-        // The SDK ends an aborted stream quietly; the caller must still see the abort.
+        // A stream may end quietly on abort; the caller must still see the abort.
         if (signal.aborted) throw abortReason(signal);
         return;
       } catch (err) {
@@ -213,11 +151,19 @@ export function createOpenAIProvider(
     }
   }
 
+  /** Loads the SDK and builds the client of the configured endpoint (no request is sent). */
+  async function warmUp(): Promise<void> {
+    await loadSdk();
+    const s = read();
+    if (s.baseURL || s.apiKey) await connection().client;
+  }
+
   return {
     id: "openai",
     description: "Any OpenAI-compatible chat-completions endpoint",
     stream,
     listModels,
+    warmUp,
   };
 }
 

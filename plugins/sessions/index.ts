@@ -92,6 +92,7 @@ export default definePlugin({
     id: "sessions",
     version: "1.0.0",
     description: "Session lifecycle, metadata, history and the event audit trail",
+    capabilities: ["routes"],
     requires: ["session-store"],
   },
   register(ctx) {

@@ -38,7 +38,6 @@ export const SettingsOptionsSchema = T.Object(
   },
   { additionalProperties: false },
 );
-type SettingsOptions = Static<typeof SettingsOptionsSchema>;
 
 const AppearanceSchema = T.Object({ showReasoning: T.Boolean() }, { title: "Appearance" });
 const AppearanceUpdate = T.Object(
@@ -141,11 +140,12 @@ export default definePlugin({
     id: "settings",
     version: "1.0.0",
     description: "GET /config, appearance settings, reasoning options per model and provider dialect",
+    capabilities: ["routes", "secrets", "storage", "filesystem"],
     requires: ["session-store"],
     configSchema: SettingsOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as SettingsOptions;
+    const options = ctx.options;
     const settings = (): DaemonSettings => ctx.services.get(SettingsToken);
     const appearance = new AppearanceStore(() => join(ctx.dataDir(), "appearance.json"), ctx.log);
     const dialect = (): Dialect =>

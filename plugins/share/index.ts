@@ -5,7 +5,6 @@ import {
   defineRoute,
   PersonaRegistryToken,
   SessionStoreToken,
-  type Static,
   T,
   toDisplayMessages,
 } from "../../core/index.js";
@@ -24,7 +23,6 @@ export const ShareOptionsSchema = T.Object(
   },
   { additionalProperties: false },
 );
-type ShareOptions = Static<typeof ShareOptionsSchema>;
 
 /** Replaces the session directory and the user's home in shown text, so a shared page does not map the machine. */
 export function pathRedactor(cwd: string, home: string = homedir()): (s: string) => string {
@@ -48,11 +46,11 @@ export default definePlugin({
     version: "1.0.0",
     description: "Public read-only HTML page of shared sessions (GET /shared/{token})",
     requires: ["session-store"],
-    capabilities: ["routes.public"],
+    capabilities: ["routes", "public-routes", "pages"],
     configSchema: ShareOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as ShareOptions;
+    const options = ctx.options;
     ctx.routes.add(
       defineRoute({
         method: "GET",

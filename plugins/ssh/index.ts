@@ -1,6 +1,13 @@
-import { ApiError, definePlugin, defineRoute, ProjectTrustToken, type Static, T } from "../../core/index.js";
+import {
+  ApiError,
+  definePlugin,
+  defineRoute,
+  ProjectTrustToken,
+  type ShellClassifier,
+  ShellClassifierToken,
+  T,
+} from "../../core/index.js";
 // A pure function shared with the bash tool so both judge commands alike (no plugin instance is involved).
-import { classifyCommand } from "../tools-shell/classifier.js";
 import { SshStore } from "./store.js";
 import { createSshTool, DEFAULT_SSH_TOOL_OPTIONS, type SshToolOptions } from "./tool.js";
 import {
@@ -36,7 +43,6 @@ export const SshOptionsSchema = T.Object(
   },
   { additionalProperties: false },
 );
-type SshOptions = Static<typeof SshOptionsSchema>;
 
 const SshKeyRequest = T.Object(
   {
@@ -97,8 +103,10 @@ const SshHostSchema = T.Object(
   { title: "SshHost" },
 );
 
-function dangerReason(command: string): string | undefined {
-  const c = classifyCommand(command);
+/** Why a remote command needs confirmation (the shell classifier service), or undefined when it looks safe. */
+function dangerReason(classifier: ShellClassifier | undefined, command: string): string | undefined {
+  if (!classifier) return "it could not be checked (the tools-shell plugin, which classifies commands, is not loaded)";
+  const c = classifier.classify(command);
   return c.dangerous ? c.reasons.join("; ") : undefined;
 }
 
@@ -108,11 +116,11 @@ export default definePlugin({
     id: "ssh",
     version: "1.0.0",
     description: "SSH keys and hosts (POST /ssh/key, /ssh/add) and the ssh tool (every remote command is confirmed)",
-    capabilities: ["shell.exec"],
+    capabilities: ["routes", "process", "network"],
     configSchema: SshOptionsSchema,
   },
   register(ctx) {
-    const o = ctx.options as SshOptions;
+    const o = ctx.options;
     const options: SshToolOptions = {
       binary: o.binary ?? DEFAULT_SSH_TOOL_OPTIONS.binary,
       defaultTimeoutSec: o.timeoutSec ?? DEFAULT_SSH_TOOL_OPTIONS.defaultTimeoutSec,
@@ -121,7 +129,13 @@ export default definePlugin({
       confirm: o.confirm ?? DEFAULT_SSH_TOOL_OPTIONS.confirm,
     };
     const store = new SshStore(ctx.home, ctx.log, () => ctx.services.tryGet(ProjectTrustToken));
-    ctx.tools.add(createSshTool({ store, options: () => options, classify: dangerReason }));
+    ctx.tools.add(
+      createSshTool({
+        store,
+        options: () => options,
+        classify: (command) => dangerReason(ctx.services.tryGet(ShellClassifierToken), command),
+      }),
+    );
 
     const tags = ["settings"];
     ctx.routes.add(

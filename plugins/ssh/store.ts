@@ -1,17 +1,13 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve, sep } from "node:path";
-import { ApiError, type Logger, type ProjectTrust, writePrivateFile } from "../../core/index.js";
+import { isAbsolute, join, resolve } from "node:path";
+import { ApiError, isInside, type Logger, type ProjectTrust, writePrivateFile } from "../../core/index.js";
 import { checkHostFields, normaliseHost, type SshHost } from "./validate.js";
 
 export interface ResolvedHost {
   host: SshHost;
   /** Set for a host declared by a (trusted) project. */
   projectRoot?: string;
-}
-
-function isInside(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
 
 /**
@@ -37,7 +33,7 @@ export class SshStore {
   private ensureDir(dir: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const real = realpathSync(dir);
-    if (!isInside(real, realpathSync(this.home)))
+    if (!isInside(realpathSync(this.home), real))
       throw new ApiError(500, "The ssh directory resolves outside the daemon home");
     chmodSync(real, 0o700);
     return real;
@@ -122,7 +118,7 @@ export class SshStore {
         return [];
       }
     });
-    return roots.some((r) => isInside(real, r)) ? { file: real } : undefined;
+    return roots.some((r) => isInside(r, real)) ? { file: real } : undefined;
   }
 
   private readHosts(file: string, where: string, projectRoot: string | undefined): SshHost[] {

@@ -1,4 +1,4 @@
-import { T, type ToolContext, type ToolDefinition, type ToolErrorCode, type ToolResult } from "../../core/index.js";
+import { defineTool, T, type ToolContext, type ToolDefinition, type ToolResult, toolError } from "../../core/index.js";
 import { type RunResult, runProcess } from "./run.js";
 import type { SshStore } from "./store.js";
 import type { SshHost } from "./validate.js";
@@ -43,16 +43,6 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function fail(
-  code: ToolErrorCode,
-  content: string,
-  retryable: boolean,
-  suggestedFix: string,
-  meta?: Record<string, unknown>,
-): ToolResult {
-  return { content, isError: true, error: { code, retryable, suggestedFix }, ...(meta ? { meta } : {}) };
-}
-
 /** The ssh argument vector: options, then the destination, then `--` so the command can never become an option. */
 export function sshArgs(
   h: SshHost,
@@ -80,39 +70,39 @@ function formatOutput(r: RunResult): string {
 function toResult(r: RunResult, h: SshHost, timeoutSec: number, binary: string): ToolResult {
   const meta = { host: h.name, exitCode: r.exitCode, truncated: r.droppedBytes > 0 };
   if (r.spawnError) {
-    return fail(
+    return toolError(
       "unavailable",
       `Could not start ${binary}: ${r.spawnError.code ?? r.spawnError.message}`,
-      false,
       "Install the OpenSSH client, or set pluginOptions.ssh.binary",
+      false,
     );
   }
   const out = formatOutput(r);
-  if (r.aborted) return fail("aborted", `Aborted; the ssh process was killed.\n${out}`, false, "", meta);
+  if (r.aborted) return toolError("aborted", `Aborted; the ssh process was killed.\n${out}`, "", false, meta);
   if (r.timedOut) {
-    return fail(
+    return toolError(
       "timeout",
       `Timed out after ${timeoutSec} s; the ssh process was killed.\n${out}`,
-      true,
       "Use a larger timeout or a faster command",
+      true,
       meta,
     );
   }
   if (r.exitCode === 255) {
-    return fail(
+    return toolError(
       "unavailable",
       `ssh failed to connect or authenticate to ${h.name} (exit 255).\n${out}`,
-      true,
       "Check the host, key and network",
+      true,
       meta,
     );
   }
   if (r.exitCode !== 0) {
-    return fail(
+    return toolError(
       "execution_failed",
       `${out}\n[exit code ${r.exitCode ?? r.signal}]`,
-      false,
       "Read the output and fix the command",
+      false,
       meta,
     );
   }
@@ -128,7 +118,7 @@ export interface SshToolDeps {
 
 /** Runs a command on a configured host. Every remote command is confirmed by the user in default permission mode. */
 export function createSshTool(deps: SshToolDeps): ToolDefinition<{ host: string; command: string; timeout?: number }> {
-  return {
+  return defineTool({
     name: "ssh",
     description:
       "Run a shell command on a configured remote host over SSH (non-interactive, key authentication only). " +
@@ -157,24 +147,24 @@ export function createSshTool(deps: SshToolDeps): ToolDefinition<{ host: string;
       const found = hosts.find((x) => x.host.name === args.host);
       if (!found) {
         const names = hosts.map((x) => x.host.name);
-        return fail(
+        return toolError(
           "not_found",
           names.length
             ? `Unknown SSH host "${args.host}". Configured hosts: ${names.join(", ")}`
             : `Unknown SSH host "${args.host}": no SSH hosts are configured`,
-          false,
           names.length ? `Use one of: ${names.join(", ")}` : "Ask the user to add a host (POST /api/v1/ssh/add)",
+          false,
           { hosts: names },
         );
       }
       const h = found.host;
       const identity = deps.store.identity(h, found.projectRoot);
       if (identity.problem)
-        return fail(
+        return toolError(
           "not_found",
           `Cannot use host "${h.name}": ${identity.problem}`,
-          false,
           "Ask the user to fix the host's key",
+          false,
         );
 
       const dest = `${h.user ? `${h.user}@` : ""}${h.host}:${h.port}`;
@@ -182,14 +172,14 @@ export function createSshTool(deps: SshToolDeps): ToolDefinition<{ host: string;
       const reason = danger ? `${danger} (on ${h.name}, ${dest})` : `remote command on ${h.name} (${dest})`;
       const ask = opts.confirm === "all" || danger !== undefined || !deps.classify;
       if (ask && !(await ctx.confirm({ tool: "ssh", command: args.command, reason }))) {
-        return fail(
+        return toolError(
           "permission_denied",
           `The user did not allow running this command on ${h.name}.`,
-          false,
           "Do not retry the same command; ask the user how to proceed",
+          false,
         );
       }
-      if (ctx.signal.aborted) return fail("aborted", "Aborted before the command started", false, "");
+      if (ctx.signal.aborted) return toolError("aborted", "Aborted before the command started", "", false);
 
       const timeoutSec = args.timeout ?? opts.defaultTimeoutSec;
       const r = await runProcess(opts.binary, sshArgs(h, identity.file, args.command, opts.connectTimeoutSec), {
@@ -200,5 +190,5 @@ export function createSshTool(deps: SshToolDeps): ToolDefinition<{ host: string;
       });
       return toResult(r, h, timeoutSec, opts.binary);
     },
-  };
+  });
 }

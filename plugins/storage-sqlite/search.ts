@@ -16,7 +16,8 @@ export interface SearchTerm {
 
 export function searchTerms(q: string | undefined): SearchTerm[] {
   if (!q) return [];
-  const words = q.split(/\s+/u).filter((w) => w !== "");
+  // Control characters (a NUL ends an FTS5 string early) separate words like spaces do.
+  const words = q.split(/[\s\p{Cc}]+/u).filter((w) => w !== "");
   return words.slice(0, MAX_TERMS).map((raw) => {
     const w = raw.slice(0, MAX_TERM_LENGTH);
     return { like: `%${escapeLike(w)}%`, fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null };

@@ -38,6 +38,8 @@ const DEFAULT_HIT_LIMIT = 20;
 const CONTEXT_CACHE_SESSIONS = 16;
 const CONTEXT_CACHE_CHARS = 32 * 1024 * 1024;
 const MAX_HIT_LIMIT = 200;
+/** Prepared statement pairs kept for session-list query shapes. */
+const MAX_LIST_SHAPES = 32;
 /** Rows per multi-row event insert. */
 const EVENT_ROWS = 16;
 
@@ -202,6 +204,8 @@ export class SqliteSessionStore implements SessionStore {
     const key = terms.map((t) => (t.fts === null ? "L" : "F")).join("");
     let stmts = this.listCache.get(key);
     if (!stmts) {
+      // Up to 2^8 shapes exist (8 terms, each indexable or not): keep the recent ones, prepared statements cost.
+      if (this.listCache.size >= MAX_LIST_SHAPES) this.listCache.delete(this.listCache.keys().next().value as string);
       const conds = terms.map((t, i) => {
         const title = `s.title LIKE @like${i} ESCAPE '\\'`;
         if (t.fts === null) return title;

@@ -32,6 +32,7 @@ export default definePlugin({
     id: "themes",
     version: "1.0.0",
     description: "Built-in colour themes (dark, light, solarized, high contrast, ...) and GET /themes",
+    capabilities: ["routes"],
   },
   register(ctx) {
     for (const theme of BUILTIN_THEMES) ctx.themes.add(theme);

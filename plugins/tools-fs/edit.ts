@@ -1,11 +1,22 @@
 import { isUtf8 } from "node:buffer";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { readFileInside, T, type ToolDefinition, type ToolResult, writeFileInside } from "../../core/index.js";
+import {
+  defineTool,
+  EditorGoneError,
+  mkdirInside,
+  readFileInside,
+  T,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+  toolError,
+  writeFileInside,
+} from "../../core/index.js";
 import { formatBytes, looksBinary, numbered, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { boolArg, defineTool, fail, fsFailure, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 /** Non-overlapping occurrences, left to right. */
 function occurrences(haystack: string, needle: string): number[] {
@@ -76,20 +87,20 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       "In plan mode only files inside the session's plans directory can be edited.",
     parameters: T.Object(
       {
-        filePath: T.String({ description: "File path, relative to the working directory or absolute." }),
+        filePath: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         oldString: T.String({ description: "The exact text to replace (empty to create a new file)." }),
         newString: T.String({ description: "The replacement text (must differ from oldString)." }),
         replaceAll: T.Optional(T.Boolean({ description: "Replace every occurrence instead of exactly one." })),
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const input = requiredString(args, "filePath");
-      let oldString = requiredString(args, "oldString", true);
-      let newString = requiredString(args, "newString", true);
-      const replaceAll = boolArg(args, "replaceAll");
+    async execute(args, ctx) {
+      const input = args.filePath;
+      let oldString = args.oldString;
+      let newString = args.newString;
+      const replaceAll = args.replaceAll ?? false;
       if (oldString === newString) {
-        return fail(
+        return toolError(
           "invalid_arguments",
           "oldString and newString are identical; the edit would change nothing.",
           "Pass the text you want in newString.",
@@ -108,34 +119,41 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         });
         if (!st) {
           if (oldString !== "") {
-            return fail(
+            return toolError(
               "not_found",
               `${display} does not exist.`,
               "Check the path with glob, or create the file with write.",
             );
           }
-          await mkdir(path.dirname(abs), { recursive: true });
-          await writeFileInside(roots, abs, newString);
+          await mkdirInside(roots, path.dirname(abs));
+          const written = await writeResult(
+            { abs, roots, display, updated: newString, encoding: "utf8", first: 1, last: 1 },
+            "created",
+            ctx,
+          );
+          if (written.isError) return written;
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
-        if (st.isDirectory()) return fail("invalid_arguments", `${display} is a directory.`, "Edit a file inside it.");
+        if (st.isDirectory())
+          return toolError("invalid_arguments", `${display} is a directory.`, "Edit a file inside it.");
         if (!st.isFile()) {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} is not a regular file (a device, socket or pipe).`,
             "Edit regular files only.",
           );
         }
         if (st.size > limits.editMaxFileBytes) {
-          return fail(
+          return toolError(
             "too_large",
             `${display} is ${formatBytes(st.size)}; edit handles files up to ${formatBytes(limits.editMaxFileBytes)}.`,
             "Use a shell tool (sed, a script) for files this large.",
           );
         }
         const raw = await readFileInside(roots, abs, ctx.signal);
-        if (looksBinary(raw)) return fail("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
+        if (looksBinary(raw))
+          return toolError("invalid_arguments", `${display} is a binary file.`, "Edit text files only.");
         // A UTF-8 decode/encode round trip would replace every invalid byte (a Latin-1 file, a stray byte) with
         // U+FFFD all over the file. Latin-1 maps each byte to one character, so the untouched parts stay byte-exact.
         if (!isUtf8(raw)) {
@@ -144,6 +162,10 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           newString = Buffer.from(newString, "utf8").toString("latin1");
         }
         content = raw.toString(encoding);
+        // The editor's buffer (unsaved changes included) is what gets edited when an editor is attached.
+        if (encoding === "utf8" && ctx.editor?.read) {
+          content = (await ctx.editor.read(abs).catch(() => undefined)) ?? content;
+        }
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         return fsFailure(err, display);
@@ -151,7 +173,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
 
       if (oldString === "") {
         if (content !== "") {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} already exists and is not empty; an empty oldString only creates files.`,
             "Pass the exact text to replace, or use write to replace the whole file.",
@@ -160,7 +182,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         return writeResult(
           { abs, roots, display, updated: newString, encoding, first: 1, last: 1 },
           "filled the empty file",
-          ctx.signal,
+          ctx,
         );
       }
 
@@ -176,7 +198,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         }
       }
       if (at.length === 0) {
-        return fail(
+        return toolError(
           "not_found",
           `oldString was not found in ${display}.${nearbyHints(content, oldString)}`,
           "Read the file again and copy the exact text, including whitespace and indentation.",
@@ -184,7 +206,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       }
       if (at.length > 1 && !replaceAll) {
         const lines = at.slice(0, 10).map((i) => lineOf(content, i));
-        return fail(
+        return toolError(
           "conflict",
           `oldString matches ${at.length} places in ${display} (lines ${lines.join(", ")}${at.length > 10 ? ", …" : ""}).`,
           "Include more surrounding lines in oldString so it matches once, or set replaceAll to true to change all of them.",
@@ -202,7 +224,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
       const summary = `replaced ${plural(at.length, "occurrence")}`;
-      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx.signal);
+      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx);
     },
   });
 }
@@ -217,10 +239,21 @@ interface Edited {
   last: number;
 }
 
-async function writeResult(e: Edited, summary: string, signal: AbortSignal): Promise<ToolResult> {
-  signal.throwIfAborted();
+async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promise<ToolResult> {
+  ctx.signal.throwIfAborted();
   try {
-    await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
+    // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
+    const viaEditor =
+      e.encoding === "utf8" && ctx.editor?.write
+        ? await ctx.editor.write(e.abs, e.updated).then(
+            () => "written" as const,
+            (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+          )
+        : "gone";
+    if (viaEditor === "gone") await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
+    else if (viaEditor !== "written") {
+      return toolError("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
+    }
   } catch (err) {
     return fsFailure(err, e.display);
   }

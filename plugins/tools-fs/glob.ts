@@ -1,16 +1,18 @@
 import { lstat, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition } from "../../core/index.js";
+import { defineTool, T, type ToolDefinition, ToolFailure, toolError } from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
 import { displayPath, resolvePath } from "./paths.js";
-import { ArgError, defineTool, fail, fsFailure, limitArg, requiredString, stringArg } from "./result.js";
+import { fsFailure } from "./result.js";
 import { compileGlob, listFiles } from "./walk.js";
 
 /** Rejects patterns that would escape the base directory; those belong in `path`. */
 export function checkPattern(pattern: string, key: string): void {
   if (path.isAbsolute(pattern) || pattern.split("/").includes("..")) {
-    throw new ArgError(
+    throw new ToolFailure(
+      "invalid_arguments",
       `"${key}" must be relative to the search directory without ".." (got "${pattern}"); put the directory in "path".`,
+      "Fix the arguments and call the tool again.",
     );
   }
 }
@@ -27,7 +29,7 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
       "Returns file paths relative to the working directory; directories are not listed (use ls).",
     parameters: T.Object(
       {
-        pattern: T.String({ description: "Glob pattern, relative to path." }),
+        pattern: T.String({ minLength: 1, description: "Glob pattern, relative to path." }),
         path: T.Optional(T.String({ description: "Directory to search in. Default: the working directory." })),
         limit: T.Optional(
           T.Integer({
@@ -38,17 +40,17 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const pattern = requiredString(args, "pattern").trim();
+    async execute(args, ctx) {
+      const pattern = args.pattern.trim();
       checkPattern(pattern, "pattern");
-      const input = stringArg(args, "path") ?? ".";
-      const limit = limitArg(args, "limit", limits.globMaxLimit, limits.globDefaultLimit);
+      const input = args.path ?? ".";
+      const limit = Math.min(args.limit ?? limits.globDefaultLimit, limits.globMaxLimit);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs: base, display, root } = resolved.path;
       try {
         if (!(await stat(base)).isDirectory()) {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} is a file, not a directory.`,
             "Pass a directory as path, or read the file.",

@@ -1,22 +1,11 @@
 import { lstat, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition, withFileInside } from "../../core/index.js";
+import { defineTool, T, type ToolDefinition, ToolFailure, toolError, withFileInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { checkPattern } from "./glob.js";
 import type { FsLimits } from "./limits.js";
 import { displayPath, resolvePath } from "./paths.js";
-import {
-  ArgError,
-  boolArg,
-  defineTool,
-  enumArg,
-  fail,
-  fsFailure,
-  intArg,
-  limitArg,
-  requiredString,
-  stringArg,
-} from "./result.js";
+import { fsFailure } from "./result.js";
 import { type Line, scanLines, type Verdict } from "./scan.js";
 import { compileGlob, listFiles } from "./walk.js";
 
@@ -197,8 +186,10 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): { r
       return { regex: new RegExp(source, flags), multiline: new RegExp(source, `${flags}m`) };
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      throw new ArgError(
+      throw new ToolFailure(
+        "invalid_arguments",
         `"pattern" is not a valid regular expression (${why}). Escape special characters or set literal: true.`,
+        "Fix the arguments and call the tool again.",
       );
     }
   }
@@ -222,7 +213,7 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
       "relative to the working directory; files are searched in path order.",
     parameters: T.Object(
       {
-        pattern: T.String({ description: "Regular expression (or plain text with literal: true)." }),
+        pattern: T.String({ minLength: 1, description: "Regular expression (or plain text with literal: true)." }),
         path: T.Optional(T.String({ description: "File or directory to search. Default: the working directory." })),
         glob: T.Optional(
           T.String({ description: 'Only files matching this glob, e.g. "*.ts" or "src/**/*.{js,ts}".' }),
@@ -267,20 +258,20 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const pattern = requiredString(args, "pattern");
-      const context = intArg(args, "context", 0, MAX_CONTEXT) ?? 0;
-      const glob = stringArg(args, "glob")?.trim();
+    async execute(args, ctx) {
+      const pattern = args.pattern;
+      const context = args.context ?? 0;
+      const glob = args.glob?.trim();
       if (glob) checkPattern(glob, "glob");
       const s: Search = {
-        ...buildRegex(pattern, boolArg(args, "literal"), boolArg(args, "ignoreCase")),
-        mode: enumArg(args, "outputMode", MODES) ?? "content",
-        before: intArg(args, "before", 0, MAX_CONTEXT) ?? context,
-        after: intArg(args, "after", 0, MAX_CONTEXT) ?? context,
-        limit: limitArg(args, "limit", limits.grepMaxLimit, limits.grepDefaultLimit),
+        ...buildRegex(pattern, args.literal ?? false, args.ignoreCase ?? false),
+        mode: args.outputMode ?? "content",
+        before: args.before ?? context,
+        after: args.after ?? context,
+        limit: Math.min(args.limit ?? limits.grepDefaultLimit, limits.grepMaxLimit),
         limits,
       };
-      const input = stringArg(args, "path") ?? ".";
+      const input = args.path ?? ".";
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display, root, roots } = resolved.path;
@@ -296,7 +287,7 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
         } else if (st.isFile()) {
           targets = { base: path.dirname(abs), files: [path.basename(abs)], walkTruncated: false };
         } else {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} is not a regular file or directory.`,
             "Search files or directories only.",

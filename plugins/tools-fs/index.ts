@@ -37,7 +37,7 @@ export default definePlugin({
     id: "tools-fs",
     version: "1.0.0",
     description: "File tools: read, write, edit, ls, glob, grep (confined to the session's working directory)",
-    capabilities: ["fs.read", "fs.write"],
+    capabilities: ["filesystem"],
   },
   register(ctx) {
     for (const tool of Object.values(createFsTools())) ctx.tools.add(tool);

@@ -1,11 +1,11 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir, readlink, stat } from "node:fs/promises";
 import path from "node:path";
-import { T, type ToolDefinition, withDirInside } from "../../core/index.js";
+import { defineTool, T, type ToolDefinition, toolError, withDirInside } from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, limitArg, stringArg } from "./result.js";
+import { fsFailure } from "./result.js";
 
 /** Hidden because its content is git's business and huge; the model uses git commands for it. */
 const HIDDEN = new Set([".git"]);
@@ -33,9 +33,9 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const input = stringArg(args, "path") ?? ".";
-      const limit = limitArg(args, "limit", limits.lsMaxLimit, limits.lsDefaultLimit);
+    async execute(args, ctx) {
+      const input = args.path ?? ".";
+      const limit = Math.min(args.limit ?? limits.lsDefaultLimit, limits.lsMaxLimit);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display, roots } = resolved.path;
@@ -43,7 +43,7 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       let entries: Dirent[];
       try {
         if (!(await stat(abs)).isDirectory()) {
-          return fail(
+          return toolError(
             "invalid_arguments",
             `${display} is a file, not a directory.`,
             `Use read with path "${display}".`,

@@ -19,7 +19,8 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { ToolContext, ToolResult } from "../../core/index.js";
-import { fail, fsFailure } from "./result.js";
+import { isInside, toolError } from "../../core/index.js";
+import { fsFailure } from "./result.js";
 
 export type Access = "read" | "write";
 
@@ -59,12 +60,6 @@ export async function realpathLoose(p: string, hops = 0): Promise<string> {
   return here;
 }
 
-export function isInside(root: string, p: string): boolean {
-  if (p === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix);
-}
-
 /** The realpath of the plans directory when it may serve as a root (policy rule 4), else undefined. */
 async function plansRoot(root: string, plansDir: string): Promise<string | undefined> {
   if (!plansDir) return undefined;
@@ -84,7 +79,7 @@ export function displayPath(root: string, abs: string): string {
 function outside(input: string, abs: string, wanted: string, root: string, access: Access): ToolResult {
   const via = abs === wanted ? "" : ` (through a symbolic link it resolves to ${abs})`;
   const verb = access === "read" ? "reading" : "writing";
-  return fail(
+  return toolError(
     "outside_workspace",
     `${input} is outside the working directory ${root}${via}; ${verb} there is not allowed.`,
     access === "read"
@@ -96,7 +91,7 @@ function outside(input: string, abs: string, wanted: string, root: string, acces
 /** Resolves a tool's path argument under the policy above; a refusal comes back as a ready tool result. */
 export async function resolvePath(ctx: ToolContext, input: string, access: Access): Promise<Resolution> {
   if (input.includes("\0")) {
-    return { ok: false, result: fail("invalid_arguments", "the path contains a NUL byte.", "Pass a plain path.") };
+    return { ok: false, result: toolError("invalid_arguments", "the path contains a NUL byte.", "Pass a plain path.") };
   }
   let root: string;
   try {
@@ -105,7 +100,7 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     const message = `the session's working directory ${ctx.cwd} is missing or unreadable.`;
     return {
       ok: false,
-      result: fail("not_found", message, "Ask the user to restore the directory or start a new session."),
+      result: toolError("not_found", message, "Ask the user to restore the directory or start a new session."),
     };
   }
   const wanted = path.resolve(root, input.trim() === "" ? "." : input);
@@ -125,7 +120,7 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     const plansDisplay = plans ? displayPath(root, plans) : ctx.plansDir;
     return {
       ok: false,
-      result: fail(
+      result: toolError(
         "permission_denied",
         `the session is in plan mode, where project files are read-only, so ${input} cannot be written.`,
         `Write your plan as a Markdown file inside ${plansDisplay} (for example ${plansDisplay}/plan.md); ` +

@@ -1,9 +1,17 @@
 import { open, readFile, stat } from "node:fs/promises";
-import { T, type ToolContext, type ToolDefinition, type ToolResult, withFileInside } from "../../core/index.js";
+import {
+  defineTool,
+  T,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+  toolError,
+  withFileInside,
+} from "../../core/index.js";
 import { formatBytes, imageMime, looksBinary, numbered, plural, readHead } from "./content.js";
 import type { FsLimits } from "./limits.js";
 import { resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, intArg, limitArg, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 const CHUNK = 64 * 1024;
 
@@ -124,7 +132,7 @@ function footer(s: Slice, maxLineChars: number): string {
 
 async function readImage(file: string, abs: string, display: string, mime: string, size: number, limits: FsLimits) {
   if (size > limits.readMaxImageBytes) {
-    return fail(
+    return toolError(
       "too_large",
       `${display} is a ${formatBytes(size)} image; the limit is ${formatBytes(limits.readMaxImageBytes)}.`,
       "Downscale it with a shell command into a temporary file and read that instead.",
@@ -149,7 +157,7 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
       "PNG, JPEG, GIF and WebP images are attached as images. Other binary files are refused; use ls for directories.",
     parameters: T.Object(
       {
-        path: T.String({ description: "File path, relative to the working directory or absolute." }),
+        path: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         offset: T.Optional(T.Integer({ minimum: 1, description: "First line to return (1-based). Default 1." })),
         limit: T.Optional(
           T.Integer({ minimum: 1, description: `Lines to return (default and at most ${limits.readMaxLines}).` }),
@@ -157,10 +165,10 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx: ToolContext) {
-      const input = requiredString(args, "path");
-      const offset = intArg(args, "offset", 1, Number.MAX_SAFE_INTEGER) ?? 1;
-      const limit = limitArg(args, "limit", limits.readMaxLines, limits.readMaxLines);
+    async execute(args, ctx: ToolContext) {
+      const input = args.path;
+      const offset = args.offset ?? 1;
+      const limit = Math.min(args.limit ?? limits.readMaxLines, limits.readMaxLines);
       const resolved = await resolvePath(ctx, input, "read");
       if (!resolved.ok) return resolved.result;
       const { abs, display, roots } = resolved.path;
@@ -170,6 +178,58 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
       );
     },
   });
+}
+
+/** The editor's text of a file (its buffer, unsaved changes included), paged like a file on disk. */
+function editorSlice(text: string, abs: string, display: string, offset: number, limit: number, limits: FsLimits) {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const all = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
+  const s: Slice = {
+    lines: [],
+    first: offset,
+    last: offset - 1,
+    total: all.length,
+    byteCapped: false,
+    truncatedLines: 0,
+  };
+  let bytes = 0;
+  for (let i = offset - 1; i < all.length && s.lines.length < limit; i++) {
+    let line = all[i] as string;
+    if (line.length > limits.readMaxLineChars) {
+      line = `${line.slice(0, limits.readMaxLineChars)} … [line truncated: ${line.length} characters in total]`;
+      s.truncatedLines++;
+    }
+    const formatted = numbered(i + 1, line);
+    const size = Buffer.byteLength(formatted) + 1;
+    if (bytes + size > limits.readMaxBytes && s.lines.length > 0) {
+      s.byteCapped = true;
+      break;
+    }
+    s.lines.push(formatted);
+    s.last = i + 1;
+    bytes += size;
+  }
+  if (all.length === 0 && offset === 1) {
+    return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0, source: "editor" } };
+  }
+  if (s.lines.length === 0) {
+    return toolError(
+      "invalid_arguments",
+      `offset ${offset} is past the end of ${display}, which has ${plural(all.length, "line")}.`,
+      "Use a smaller offset (lines are numbered from 1).",
+    );
+  }
+  return {
+    content: s.lines.join("\n") + footer(s, limits.readMaxLineChars),
+    meta: {
+      path: abs,
+      startLine: s.first,
+      endLine: s.last,
+      totalLines: s.total,
+      truncated: s.byteCapped || s.last < all.length,
+      source: "editor",
+    },
+  } satisfies ToolResult;
 }
 
 async function readOpened(
@@ -186,9 +246,10 @@ async function readOpened(
   try {
     const st = await stat(file);
     if (st.isDirectory()) {
-      return fail("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
+      return toolError("invalid_arguments", `${display} is a directory, not a file.`, `Use ls with path "${display}".`);
     }
-    if (!st.isFile()) return fail("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
+    if (!st.isFile())
+      return toolError("invalid_arguments", `${display} is not a regular file.`, "Read a regular file.");
     size = st.size;
     head = await readHead(file);
   } catch (err) {
@@ -198,20 +259,25 @@ async function readOpened(
   const mime = imageMime(head);
   if (mime) return readImage(file, abs, display, mime, size, limits);
   if (looksBinary(head)) {
-    return fail(
+    return toolError(
       "invalid_arguments",
       `${display} is a binary file (${formatBytes(size)}) and cannot be shown as text.`,
       "Inspect it with a shell command such as `file` or `xxd | head`, or read a text file instead.",
     );
   }
+  if (ctx.editor?.read) {
+    // The editor's buffer (unsaved changes included) when an editor is attached; the disk when it cannot answer.
+    const text = await ctx.editor.read(abs).catch(() => undefined);
+    if (text !== undefined) return editorSlice(text, abs, display, offset, limit, limits);
+  }
   if (size === 0) {
-    if (offset > 1) return fail("invalid_arguments", `${display} is empty.`, "Call read without offset.");
+    if (offset > 1) return toolError("invalid_arguments", `${display} is empty.`, "Call read without offset.");
     return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0 } };
   }
 
   const slice = await readSlice(file, offset, limit, limits, ctx.signal);
   if (slice.lines.length === 0) {
-    return fail(
+    return toolError(
       "invalid_arguments",
       `offset ${offset} is past the end of ${display}, which has ${plural(slice.total ?? 0, "line")}.`,
       "Use a smaller offset (lines are numbered from 1).",

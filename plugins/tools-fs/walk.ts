@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
-import { withDirInside } from "../../core/index.js";
+import { git as runGit, withDirInside } from "../../core/index.js";
 
 export interface FileListing {
   /** Paths relative to the listed root, "/"-separated, files only (symbolic links included, never followed). */
@@ -13,18 +12,14 @@ export interface FileListing {
   source: "git" | "walk";
 }
 
-const GIT_MAX_BUFFER = 256 * 1024 * 1024;
+const GIT_MAX_BYTES = 256 * 1024 * 1024;
+const GIT_TIMEOUT_MS = 120_000;
 
-function git(args: string[], cwd: string, signal: AbortSignal): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    execFile("git", args, { cwd, signal, maxBuffer: GIT_MAX_BUFFER, encoding: "utf8" }, (err, stdout) => {
-      if (signal.aborted) return reject(signal.reason);
-      if (!err) return resolve({ code: 0, stdout });
-      const code = (err as { code?: unknown }).code;
-      // A missing git binary (ENOENT) or a failure to start is reported as "not usable" (-1), never thrown.
-      resolve({ code: typeof code === "number" ? code : -1, stdout: "" });
-    });
-  });
+/** core's git runner; a failure to run (no git, too much output) is "not usable" (-1), an abort rejects. */
+async function git(args: string[], cwd: string, signal: AbortSignal): Promise<{ code: number; stdout: string }> {
+  const r = await runGit(cwd, args, { signal, maxBytes: GIT_MAX_BYTES, timeoutMs: GIT_TIMEOUT_MS });
+  if (signal.aborted) throw signal.reason;
+  return r.truncated || r.timedOut ? { code: -1, stdout: "" } : { code: r.code, stdout: r.stdout };
 }
 
 /**

@@ -1,9 +1,18 @@
-import { lstat, mkdir } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { readFileInside, T, type ToolDefinition, writeFileInside } from "../../core/index.js";
+import {
+  defineTool,
+  EditorGoneError,
+  mkdirInside,
+  readFileInside,
+  T,
+  type ToolDefinition,
+  toolError,
+  writeFileInside,
+} from "../../core/index.js";
 import { formatBytes, plural } from "./content.js";
 import { displayPath, resolvePath } from "./paths.js";
-import { defineTool, fail, fsFailure, requiredString } from "./result.js";
+import { fsFailure } from "./result.js";
 
 export function countLines(text: string): number {
   if (text === "") return 0;
@@ -21,14 +30,14 @@ export function createWriteTool(): ToolDefinition {
       "In plan mode only files inside the session's plans directory can be written.",
     parameters: T.Object(
       {
-        path: T.String({ description: "File path, relative to the working directory or absolute." }),
+        path: T.String({ minLength: 1, description: "File path, relative to the working directory or absolute." }),
         content: T.String({ description: "The complete new content of the file." }),
       },
       { additionalProperties: false },
     ),
-    async run(args, ctx) {
-      const input = requiredString(args, "path");
-      const content = requiredString(args, "content", true);
+    async execute(args, ctx) {
+      const input = args.path;
+      const content = args.content;
       const resolved = await resolvePath(ctx, input, "write");
       if (!resolved.ok) return resolved.result;
       const { abs, display, root, roots } = resolved.path;
@@ -42,10 +51,14 @@ export function createWriteTool(): ToolDefinition {
           throw err;
         });
         if (st?.isDirectory()) {
-          return fail("invalid_arguments", `${display} is a directory.`, "Write to a file path inside it instead.");
+          return toolError(
+            "invalid_arguments",
+            `${display} is a directory.`,
+            "Write to a file path inside it instead.",
+          );
         }
         if (st && !st.isFile())
-          return fail("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
+          return toolError("invalid_arguments", `${display} is not a regular file.`, "Pick another path.");
         if (st) {
           previous = st.size;
           if (st.size === bytes && (await readFileInside(roots, abs)).equals(data)) {
@@ -56,9 +69,19 @@ export function createWriteTool(): ToolDefinition {
           }
         }
         ctx.signal.throwIfAborted();
-        const madeDir = await mkdir(path.dirname(abs), { recursive: true });
+        const madeDir = await mkdirInside(roots, path.dirname(abs));
         // Through the verified parent directory, never through a link swapped in meanwhile (core/confined-fs).
-        await writeFileInside(roots, abs, data);
+        // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
+        const viaEditor = ctx.editor?.write
+          ? await ctx.editor.write(abs, content).then(
+              () => "written" as const,
+              (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+            )
+          : "gone";
+        if (viaEditor === "gone") await writeFileInside(roots, abs, data);
+        else if (viaEditor !== "written") {
+          return toolError("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
+        }
         const lines = plural(countLines(content), "line");
         const dirs = madeDir ? ` Created directory ${displayPath(root, madeDir)}.` : "";
         const summary =

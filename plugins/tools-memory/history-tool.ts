@@ -1,4 +1,5 @@
 import {
+  defineTool,
   errorMessage,
   type MessageHit,
   type SessionStore,
@@ -6,8 +7,9 @@ import {
   T,
   type ToolDefinition,
   type ToolResult,
+  toolError,
 } from "../../core/index.js";
-import { clip, errorResult, joinCapped, stringEnum } from "./results.js";
+import { clip, joinCapped, stringEnum } from "./results.js";
 
 /** What session_history needs from the store; `getSession` (to tell projects apart) is optional. */
 export type SessionHistorySource = Pick<SessionStore, "searchMessages"> & Partial<Pick<SessionStore, "getSession">>;
@@ -45,7 +47,7 @@ function entry(hit: MessageHit, index: number): string {
 export function createSessionHistoryTool(
   getStore: () => SessionHistorySource | undefined,
 ): ToolDefinition<SessionHistoryArgs> {
-  return {
+  return defineTool({
     name: "session_history",
     description:
       "Search the messages of earlier sessions (not this one) by words: what was decided, tried or explained " +
@@ -55,15 +57,15 @@ export function createSessionHistoryTool(
     async execute(args, ctx): Promise<ToolResult> {
       const store = getStore();
       if (!store) {
-        return errorResult(
+        return toolError(
           "unavailable",
           "Session history is not available (no session store).",
-          false,
           "Go on without it.",
+          false,
         );
       }
       const query = args.query.trim();
-      if (!query) return errorResult("invalid_arguments", "The query is empty.", false, "Pass words to look for.");
+      if (!query) return toolError("invalid_arguments", "The query is empty.", "Pass words to look for.", false);
       const limit = args.limit ?? DEFAULT_LIMIT;
       const getSession = store.getSession?.bind(store);
       const thisProject = (args.scope ?? "project") === "project" && getSession !== undefined;
@@ -75,11 +77,11 @@ export function createSessionHistoryTool(
           limit: thisProject ? Math.min(limit * PROJECT_OVERFETCH, 200) : limit,
         });
       } catch (err) {
-        return errorResult(
+        return toolError(
           "execution_failed",
           `Session search failed: ${errorMessage(err)}`,
-          false,
           "Try simpler words.",
+          false,
         );
       }
       // The store is asked to leave out this session; checked again because a result from it would only echo the turn.
@@ -104,5 +106,5 @@ export function createSessionHistoryTool(
         meta: { count: hits.length, hits: hits.map((h) => ({ sessionId: h.sessionId, seq: h.seq })) },
       };
     },
-  };
+  });
 }

@@ -19,7 +19,7 @@ export default definePlugin({
     version: "1.0.0",
     description: "memory (notes across sessions) and session_history (search earlier sessions)",
     requires: [SessionStoreToken.id],
-    capabilities: ["fs.write"],
+    capabilities: ["storage"],
   },
   register(ctx) {
     let store: MemoryStore | undefined;

@@ -1,5 +1,13 @@
-import { errorMessage, type Static, T, type ToolDefinition, type ToolResult } from "../../core/index.js";
-import { clip, errorResult, joinCapped, stringEnum } from "./results.js";
+import {
+  defineTool,
+  errorMessage,
+  type Static,
+  T,
+  type ToolDefinition,
+  type ToolResult,
+  toolError,
+} from "../../core/index.js";
+import { clip, joinCapped, stringEnum } from "./results.js";
 import type { MemoryNote, MemoryScope, MemoryStore } from "./store.js";
 
 const MAX_NOTE_CHARS = 10_000;
@@ -53,7 +61,7 @@ function listing(header: string, notes: MemoryNote[], cwd: string): ToolResult {
 
 /** `openStore` is called on first use, so the database file is only created when the model uses memory. */
 export function createMemoryTool(openStore: () => MemoryStore): ToolDefinition<MemoryArgs> {
-  return {
+  return defineTool({
     name: "memory",
     description:
       "Your notes across sessions. Save durable facts (project conventions, user preferences, decisions, " +
@@ -65,10 +73,10 @@ export function createMemoryTool(openStore: () => MemoryStore): ToolDefinition<M
       try {
         return run(openStore(), args, ctx.cwd);
       } catch (err) {
-        return errorResult("execution_failed", `memory failed: ${errorMessage(err)}`, true, "Retry once.");
+        return toolError("execution_failed", `memory failed: ${errorMessage(err)}`, "Retry once.", true);
       }
     },
-  };
+  });
 }
 
 function run(store: MemoryStore, args: MemoryArgs, cwd: string): ToolResult {
@@ -78,13 +86,13 @@ function run(store: MemoryStore, args: MemoryArgs, cwd: string): ToolResult {
     case "save": {
       const content = args.content?.trim();
       if (!content) {
-        return errorResult("invalid_arguments", "save needs `content`.", false, "Pass the note text as content.");
+        return toolError("invalid_arguments", "save needs `content`.", "Pass the note text as content.", false);
       }
       if (content.length > MAX_NOTE_CHARS) {
-        return errorResult("invalid_arguments", `The note is over ${MAX_NOTE_CHARS} characters.`, false, "Shorten it.");
+        return toolError("invalid_arguments", `The note is over ${MAX_NOTE_CHARS} characters.`, "Shorten it.", false);
       }
       if (scope === "all") {
-        return errorResult("invalid_arguments", 'save takes scope "project" or "global".', false, "Pick one.");
+        return toolError("invalid_arguments", 'save takes scope "project" or "global".', "Pick one.", false);
       }
       const { note, existed } = store.save(content, scope === "global" ? null : cwd);
       const place = note.project === null ? "global" : `project ${note.project}`;
@@ -96,12 +104,7 @@ function run(store: MemoryStore, args: MemoryArgs, cwd: string): ToolResult {
     case "search": {
       const query = args.query?.trim();
       if (!query) {
-        return errorResult(
-          "invalid_arguments",
-          "search needs `query`.",
-          false,
-          'Pass words to look for, or use "list".',
-        );
+        return toolError("invalid_arguments", "search needs `query`.", 'Pass words to look for, or use "list".', false);
       }
       const notes = store.search(query, { scope, project: cwd, limit: args.limit ?? DEFAULT_SEARCH_LIMIT });
       if (notes.length === 0) return { content: `No notes match "${query}" (scope ${scope}).`, meta: { count: 0 } };
@@ -118,20 +121,20 @@ function run(store: MemoryStore, args: MemoryArgs, cwd: string): ToolResult {
     }
     case "delete": {
       if (args.id === undefined) {
-        return errorResult("invalid_arguments", "delete needs `id`.", false, "Find the id with search or list.");
+        return toolError("invalid_arguments", "delete needs `id`.", "Find the id with search or list.", false);
       }
       const note = store.delete(args.id);
       if (!note) {
-        return errorResult("not_found", `There is no note #${args.id}.`, false, "Find the id with search or list.");
+        return toolError("not_found", `There is no note #${args.id}.`, "Find the id with search or list.", false);
       }
       return { content: `Deleted note #${note.id}: ${clip(note.content, 200)}`, meta: { id: note.id } };
     }
     default:
-      return errorResult(
+      return toolError(
         "invalid_arguments",
         `Unknown operation "${String(operation)}".`,
-        false,
         "Use search, save, list or delete.",
+        false,
       );
   }
 }

@@ -1,13 +1,4 @@
-import { T, type ToolErrorCode, type ToolResult } from "../../core/index.js";
-
-export function errorResult(
-  code: ToolErrorCode,
-  message: string,
-  retryable: boolean,
-  suggestedFix: string,
-): ToolResult {
-  return { content: message, isError: true, error: { code, retryable, suggestedFix } };
-}
+import { T } from "../../core/index.js";
 
 /** A string enum as plain JSON Schema `enum` (models handle it better than TypeBox's `anyOf` of literals). */
 export function stringEnum<const V extends readonly string[]>(values: V, options: { description?: string } = {}) {

@@ -1,3 +1,4 @@
+import type { CommandClassification } from "../../core/index.js";
 import { basename, display } from "./argv.js";
 import { type FunctionDef, type Pipeline, type Redirect, type Script, type Word, walkScript } from "./ast.js";
 import { parseShell, ShellSyntaxError } from "./parser.js";
@@ -23,11 +24,7 @@ import { unwrap } from "./wrappers.js";
  * dangerous command as data (`echo "rm -rf /"`, `grep -r sudo`).
  */
 
-export interface CommandClassification {
-  dangerous: boolean;
-  /** Readable reasons, one per finding (`"rm -rf build" is a recursive, forced delete`). */
-  reasons: string[];
-}
+export type { CommandClassification };
 
 /** How many `bash -c`/`eval` layers are followed before giving up (and asking). */
 const MAX_DEPTH = 8;

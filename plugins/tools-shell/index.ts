@@ -1,4 +1,5 @@
-import { definePlugin, type PluginContext, type Static, T } from "../../core/index.js";
+import { definePlugin, type PluginContext, ShellClassifierToken, type Static, T } from "../../core/index.js";
+import { classifyCommand } from "./classifier.js";
 import { BackgroundTasks } from "./tasks.js";
 import {
   createBashKillTool,
@@ -55,11 +56,13 @@ export default definePlugin({
     id: "tools-shell",
     version: "1.0.0",
     description: "bash (with a dangerous-command gate and a plan-mode allowlist), bash_output, bash_kill",
-    capabilities: ["shell.exec"],
+    capabilities: ["process"],
+    provides: [ShellClassifierToken.id],
     configSchema: ShellOptionsSchema,
   },
   register(ctx) {
-    const o = ctx.options as ShellPluginOptions;
+    ctx.services.provide(ShellClassifierToken, Object.freeze({ classify: classifyCommand }));
+    const o = ctx.options;
     const limits: ShellLimits = {
       ...DEFAULT_SHELL_LIMITS,
       defaultTimeoutSeconds: o.defaultTimeoutSeconds ?? DEFAULT_SHELL_LIMITS.defaultTimeoutSeconds,

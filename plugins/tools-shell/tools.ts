@@ -1,4 +1,12 @@
-import { T, type ToolContext, type ToolDefinition, type ToolErrorCode, type ToolResult } from "../../core/index.js";
+import {
+  defineTool,
+  T,
+  type ToolContext,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolResult,
+  toolError,
+} from "../../core/index.js";
 import { classifyCommand } from "./classifier.js";
 import { capOutput, HeadTailBuffer } from "./output.js";
 import { checkPlanModeCommand } from "./plan-mode.js";
@@ -27,48 +35,9 @@ const MAX_FILTER_CHARS = 500;
 const MAX_FILTERED_LINE = 4_000;
 const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]/;
 
-function fail(
-  code: ToolErrorCode,
-  message: string,
-  suggestedFix: string,
-  retryable = false,
-  meta?: Record<string, unknown>,
-): ToolResult {
-  return { content: message, isError: true, error: { code, retryable, suggestedFix }, ...(meta ? { meta } : {}) };
-}
-
-class ArgError extends Error {}
-
-function taskIdArg(args: Record<string, unknown>): string {
-  const id = args.task_id;
-  if (typeof id !== "string" || !id) throw new ArgError('"task_id" is required (the id bash returned, e.g. "bg-1").');
-  return id;
-}
-
-function secondsArg(args: Record<string, unknown>, key: string, max: number): number | undefined {
-  const v = args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > max) {
-    throw new ArgError(`"${key}" must be a number of seconds between 0 and ${max}.`);
-  }
-  return v;
-}
-
-/** Wraps `run` so argument mistakes and unexpected exceptions become results, never throws. */
-function guarded(name: string, run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>) {
-  return async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> => {
-    try {
-      return await run(args && typeof args === "object" ? args : {}, ctx);
-    } catch (err) {
-      if (err instanceof ArgError)
-        return fail("invalid_arguments", err.message, `Fix the arguments of ${name} and call it again.`, true);
-      return fail(
-        "execution_failed",
-        `${name} failed: ${err instanceof Error ? err.message : String(err)}`,
-        "Check the arguments; if it keeps failing, try another approach.",
-      );
-    }
-  };
+/** An argument the schema cannot rule out (a blank command, an unusable filter). */
+function badArgument(message: string): ToolFailure {
+  return new ToolFailure("invalid_arguments", message, "Fix the arguments and call the tool again.", true);
 }
 
 /** The daemon's own secrets, which must not reach command output (and so the transcript and the provider). */
@@ -91,7 +60,7 @@ const ABANDONED_NOTE =
   "output is not captured. Use run_in_background: true for servers and watchers.]";
 
 export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
-  return {
+  return defineTool({
     name: "bash",
     description:
       "Runs a command line with /bin/bash -c in the session's working directory and returns its combined stdout " +
@@ -119,13 +88,12 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
         T.Boolean({ description: "Start as a background task and return its task id at once (not in plan mode)." }),
       ),
     }),
-    execute: guarded("bash", async (args, ctx) => {
+    execute: async (args, ctx) => {
       const command = args.command;
-      if (typeof command !== "string" || !command.trim()) throw new ArgError('"command" is required.');
+      if (!command.trim()) throw badArgument('"command" is required.');
       if (command.length > MAX_COMMAND_CHARS)
-        throw new ArgError(`"command" is longer than ${MAX_COMMAND_CHARS} characters.`);
-      const timeout = secondsArg(args, "timeout", limits.maxTimeoutSeconds);
-      if (timeout === 0) throw new ArgError('"timeout" must be more than 0 seconds.');
+        throw badArgument(`"command" is longer than ${MAX_COMMAND_CHARS} characters.`);
+      const timeout = args.timeout;
       const background = args.run_in_background === true;
       if (ctx.signal.aborted) return abortedResult("");
 
@@ -139,7 +107,7 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
         const allowed = await ctx.confirm({ tool: "bash", command, reason });
         if (ctx.signal.aborted) return abortedResult("");
         if (!allowed) {
-          return fail(
+          return toolError(
             "permission_denied",
             `The user declined to run this command (${reason}). It was not run.`,
             "The user declined this command: do not retry it or a variant of it. Ask the user how to proceed, " +
@@ -151,8 +119,8 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
       }
       if (background) return startBackground(tasks, command, timeout, ctx);
       return runForeground(command, (timeout ?? limits.defaultTimeoutSeconds) * 1000, limits, ctx);
-    }),
-  };
+    },
+  });
 }
 
 function planModeRefusal(command: string, background: boolean): ToolResult | undefined {
@@ -160,15 +128,15 @@ function planModeRefusal(command: string, background: boolean): ToolResult | und
     "Plan mode only runs read-only commands. Use read-only ones (ls, cat, head, grep, rg, find, git status/log/" +
     "diff/show, ...) or the read/grep/glob/ls tools; anything that changes files waits until the plan is approved " +
     "and the session is back in build mode.";
-  if (background) return fail("permission_denied", "run_in_background is not available in plan mode.", fix);
+  if (background) return toolError("permission_denied", "run_in_background is not available in plan mode.", fix);
   const verdict = checkPlanModeCommand(command);
   if (verdict.allowed) return undefined;
-  return fail("permission_denied", `Not run: in plan mode ${verdict.reason}.`, fix, false, { planMode: true });
+  return toolError("permission_denied", `Not run: in plan mode ${verdict.reason}.`, fix, false, { planMode: true });
 }
 
 function abortedResult(output: string): ToolResult {
   const text = output ? `\n\nOutput before it was stopped:\n${output}` : "";
-  return fail(
+  return toolError(
     "aborted",
     `The command was stopped (with everything it started) because the turn was aborted.${text}`,
     "The turn was aborted; do not retry unless asked to.",
@@ -208,7 +176,7 @@ async function runForeground(
   }
 
   if (exit.spawnError) {
-    return fail(
+    return toolError(
       "execution_failed",
       `Could not start /bin/bash in ${ctx.cwd}: ${exit.spawnError.message}`,
       "Check that the session's working directory still exists.",
@@ -224,7 +192,7 @@ async function runForeground(
   };
   if (stoppedBy === "abort") return { ...abortedResult(text), meta };
   if (stoppedBy === "timeout") {
-    return fail(
+    return toolError(
       "timeout",
       `The command timed out after ${timeoutMs / 1000} s and was killed with everything it started.` +
         (text ? `\n\nOutput so far:\n${text}` : " It printed nothing."),
@@ -285,7 +253,7 @@ function startBackground(
       .list(ctx.sessionId)
       .filter((t) => t.status === "running")
       .map((t) => t.id);
-    return fail(
+    return toolError(
       "conflict",
       `Too many background tasks are running in this session (${running.join(", ")}).`,
       "Stop one with bash_kill (or wait for one to finish), then start the new one.",
@@ -313,7 +281,7 @@ function taskMeta(task: BackgroundTask): Record<string, unknown> {
 
 function unknownTask(tasks: BackgroundTasks, ctx: ToolContext, id: string): ToolResult {
   const known = tasks.list(ctx.sessionId).map((t) => t.id);
-  return fail(
+  return toolError(
     "not_found",
     `No background task "${id}" in this session${known.length ? ` (known: ${known.join(", ")})` : ""}.`,
     'Use the task id bash returned when started with "run_in_background": true.',
@@ -337,7 +305,7 @@ function readTask(task: BackgroundTask, filter: RegExp | undefined, maxChars: nu
 }
 
 export function createBashOutputTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
-  return {
+  return defineTool({
     name: "bash_output",
     description:
       "Returns the new output of a background task started by bash since the last call, and its status " +
@@ -353,42 +321,41 @@ export function createBashOutputTool(limits: ShellLimits, tasks: BackgroundTasks
         T.Number({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: "Seconds to wait for new output (default 0)." }),
       ),
     }),
-    execute: guarded("bash_output", async (args, ctx) => {
-      const id = taskIdArg(args);
+    execute: async (args, ctx) => {
+      const id = args.task_id;
       let filter: RegExp | undefined;
-      if (args.filter !== undefined && args.filter !== null && args.filter !== "") {
-        if (typeof args.filter !== "string") throw new ArgError('"filter" must be a string.');
+      if (args.filter) {
         if (args.filter.length > MAX_FILTER_CHARS)
-          throw new ArgError(`"filter" is longer than ${MAX_FILTER_CHARS} characters.`);
+          throw badArgument(`"filter" is longer than ${MAX_FILTER_CHARS} characters.`);
         // The filter runs on the daemon's event loop: refuse the classic catastrophic-backtracking shape.
         if (NESTED_QUANTIFIER.test(args.filter)) {
-          throw new ArgError('"filter" repeats a group that itself repeats (like (a+)+); simplify the expression.');
+          throw badArgument('"filter" repeats a group that itself repeats (like (a+)+); simplify the expression.');
         }
         try {
           filter = new RegExp(args.filter);
         } catch (err) {
-          throw new ArgError(`"filter" is not a valid regular expression: ${(err as Error).message}`);
+          throw badArgument(`"filter" is not a valid regular expression: ${(err as Error).message}`);
         }
       }
-      const wait = secondsArg(args, "wait", MAX_WAIT_SECONDS) ?? 0;
+      const wait = args.wait ?? 0;
       const task = tasks.get(ctx.sessionId, id);
       if (!task) return unknownTask(tasks, ctx, id);
       await task.waitForChange(wait * 1000, ctx.signal);
       const body = readTask(task, filter, limits.maxOutputChars);
       return { content: `Task ${task.id}: ${describeStatus(task)}\n${body}`, meta: taskMeta(task) };
-    }),
-  };
+    },
+  });
 }
 
 export function createBashKillTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
-  return {
+  return defineTool({
     name: "bash_kill",
     description: "Stops a background task started by bash, with every process it started (SIGTERM, then SIGKILL).",
     parameters: T.Object({
       task_id: T.String({ minLength: 1, description: 'The id bash returned, e.g. "bg-1".' }),
     }),
-    execute: guarded("bash_kill", async (args, ctx) => {
-      const id = taskIdArg(args);
+    execute: async (args, ctx) => {
+      const id = args.task_id;
       const task = tasks.get(ctx.sessionId, id);
       if (!task) return unknownTask(tasks, ctx, id);
       if (task.status !== "running") {
@@ -402,6 +369,6 @@ export function createBashKillTool(limits: ShellLimits, tasks: BackgroundTasks):
         content: `Task ${task.id} was killed with every process it started.\nLast output:\n${body}`,
         meta: taskMeta(task),
       };
-    }),
-  };
+    },
+  });
 }

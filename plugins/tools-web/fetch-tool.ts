@@ -1,7 +1,16 @@
-import { errorMessage, type Static, T, type ToolDefinition, type ToolResult } from "../../core/index.js";
+import {
+  defineTool,
+  errorMessage,
+  type Static,
+  T,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolResult,
+  toolError,
+} from "../../core/index.js";
 import { classifyContentType, decodeBody, extractTitle, renderBody, sniffKind } from "./convert.js";
 import { binaryFailure, type FetchLimits, fetchPage, parseHttpUrl } from "./http.js";
-import { capText, errorResult, stringEnum, ToolFailure } from "./results.js";
+import { capText, stringEnum } from "./results.js";
 
 export const DEFAULT_FETCH_LIMITS: FetchLimits = {
   timeoutMs: 30_000,
@@ -38,7 +47,7 @@ function sizeLabel(bytes: number): string {
 
 export function createWebFetchTool(limits: Partial<FetchLimits> = {}): ToolDefinition<WebFetchArgs> {
   const effective: FetchLimits = { ...DEFAULT_FETCH_LIMITS, ...limits };
-  return {
+  return defineTool({
     name: "web_fetch",
     description:
       "Fetch a web page (http/https) and return its content: HTML as markdown (or text/html), JSON pretty-printed, " +
@@ -50,16 +59,16 @@ export function createWebFetchTool(limits: Partial<FetchLimits> = {}): ToolDefin
         return await fetchAndRender(args, effective, ctx.signal);
       } catch (err) {
         if (err instanceof ToolFailure) return err.toResult({ url: args.url });
-        return errorResult(
+        return toolError(
           "execution_failed",
           `web_fetch failed: ${errorMessage(err)}`,
-          false,
           "Try another URL or format.",
+          false,
           { url: args.url },
         );
       }
     },
-  };
+  });
 }
 
 async function fetchAndRender(args: WebFetchArgs, limits: FetchLimits, signal: AbortSignal): Promise<ToolResult> {

@@ -1,7 +1,7 @@
-import { errorMessage } from "../../core/index.js";
+import { errorMessage, ToolFailure } from "../../core/index.js";
 import { classifyContentType } from "./convert.js";
 import { findPrivateAddress } from "./network.js";
-import { ToolFailure, withTimeout } from "./results.js";
+import { withTimeout } from "./results.js";
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -34,16 +34,16 @@ export function parseHttpUrl(raw: string): URL {
     throw new ToolFailure(
       "invalid_arguments",
       `"${raw}" is not a valid URL.`,
-      false,
       "Pass an absolute URL starting with http:// or https://.",
+      false,
     );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ToolFailure(
       "invalid_arguments",
       `web_fetch only fetches http and https URLs, not ${url.protocol.replace(/:$/, "")}.`,
-      false,
       "Use an http:// or https:// URL; read local files with the read tool.",
+      false,
     );
   }
   return url;
@@ -90,14 +90,14 @@ export async function fetchPage(start: URL, limits: FetchLimits, outer: AbortSig
   } catch (err) {
     if (err instanceof ToolFailure) throw err;
     if (outer.aborted) {
-      throw new ToolFailure("aborted", "The fetch was aborted.", false, "Nothing to do; the turn was aborted.");
+      throw new ToolFailure("aborted", "The fetch was aborted.", "Nothing to do; the turn was aborted.", false);
     }
     if (timedOut()) {
       throw new ToolFailure(
         "timeout",
         `${url.host} did not answer completely within ${Math.round(limits.timeoutMs / 100) / 10} s.`,
-        true,
         "Retry later, or fetch a smaller page.",
+        true,
       );
     }
     throw connectionFailure(err, url);
@@ -110,8 +110,8 @@ async function refusePrivate(url: URL): Promise<void> {
   throw new ToolFailure(
     "permission_denied",
     `${url.host} resolves to a private or loopback address (${address}), and private networks are blocked (pluginOptions.tools-web.blockPrivateNetworks).`,
-    false,
     "Fetch a public URL, or set pluginOptions.tools-web.blockPrivateNetworks to false.",
+    false,
   );
 }
 
@@ -121,30 +121,30 @@ function redirectTarget(res: Response, from: URL, hops: number, maxRedirects: nu
     throw new ToolFailure(
       "execution_failed",
       `${from.href} answered ${res.status} without a Location.`,
-      false,
       "Try another URL.",
+      false,
     );
   }
   if (hops > maxRedirects) {
     throw new ToolFailure(
       "execution_failed",
       `Stopped after ${maxRedirects} redirects (last: ${from.href} -> ${location}).`,
-      false,
       "The site redirects in a loop or too often; fetch the final URL directly.",
+      false,
     );
   }
   let next: URL;
   try {
     next = new URL(location, from);
   } catch {
-    throw new ToolFailure("execution_failed", `${from.href} redirected to an invalid URL.`, false, "Try another URL.");
+    throw new ToolFailure("execution_failed", `${from.href} redirected to an invalid URL.`, "Try another URL.", false);
   }
   if (next.protocol !== "http:" && next.protocol !== "https:") {
     throw new ToolFailure(
       "execution_failed",
       `${from.href} redirected to a ${next.protocol.replace(/:$/, "")} URL, which web_fetch does not follow.`,
-      false,
       "Only http and https redirects are followed.",
+      false,
     );
   }
   return next;
@@ -155,24 +155,24 @@ export function binaryFailure(contentType: string, url: string): ToolFailure {
   return new ToolFailure(
     "execution_failed",
     `${url} is ${type}, not text; web_fetch only returns text, HTML and JSON.`,
-    false,
     "Fetch an HTML or text page instead (for example the page that links to this file).",
+    false,
   );
 }
 
 function httpFailure(status: number, statusText: string, url: URL): ToolFailure {
   const what = `${url.href} answered HTTP ${status}${statusText ? ` ${statusText}` : ""}.`;
   if (status === 404 || status === 410) {
-    return new ToolFailure("not_found", what, false, "Check the URL, or search for the page with web_search.");
+    return new ToolFailure("not_found", what, "Check the URL, or search for the page with web_search.", false);
   }
   if (status === 408 || status === 429) {
-    return new ToolFailure("unavailable", what, true, "The server is busy or rate limiting; retry later.");
+    return new ToolFailure("unavailable", what, "The server is busy or rate limiting; retry later.", true);
   }
-  if (status >= 500) return new ToolFailure("unavailable", what, true, "The server failed; retry later.");
+  if (status >= 500) return new ToolFailure("unavailable", what, "The server failed; retry later.", true);
   if (status === 401 || status === 403) {
-    return new ToolFailure("permission_denied", what, false, "The page needs authentication; use another source.");
+    return new ToolFailure("permission_denied", what, "The page needs authentication; use another source.", false);
   }
-  return new ToolFailure("execution_failed", what, false, "Check the URL.");
+  return new ToolFailure("execution_failed", what, "Check the URL.", false);
 }
 
 /** Node's fetch reports network errors as `TypeError: fetch failed` with the system error as `cause`. */
@@ -188,8 +188,8 @@ function connectionFailure(err: unknown, url: URL): ToolFailure {
   return new ToolFailure(
     "unavailable",
     `Could not fetch ${url.href}: ${why}.`,
-    true,
     "Check the host name, or retry later.",
+    true,
   );
 }
 

@@ -79,11 +79,11 @@ export default definePlugin({
     version: "1.0.0",
     description: "web_fetch (pages as markdown) and web_search (pluggable search backends)",
     provides: [WebSearchRegistryToken.id],
-    capabilities: ["net.fetch"],
+    capabilities: ["network"],
     configSchema: WebOptionsSchema,
   },
   register(ctx) {
-    const options = ctx.options as WebOptions;
+    const options = ctx.options;
     ctx.tools.add(
       createWebFetchTool({
         blockPrivateNetworks: options.blockPrivateNetworks ?? DEFAULT_FETCH_LIMITS.blockPrivateNetworks,

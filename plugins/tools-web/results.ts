@@ -1,31 +1,4 @@
-import { T, type ToolErrorCode, type ToolResult } from "../../core/index.js";
-
-/** A failure with everything the model needs to react: thrown inside the plugin, turned into a result at the edge. */
-export class ToolFailure extends Error {
-  constructor(
-    readonly code: ToolErrorCode,
-    message: string,
-    readonly retryable: boolean,
-    readonly suggestedFix: string,
-  ) {
-    super(message);
-    this.name = "ToolFailure";
-  }
-
-  toResult(meta?: Record<string, unknown>): ToolResult {
-    return errorResult(this.code, this.message, this.retryable, this.suggestedFix, meta);
-  }
-}
-
-export function errorResult(
-  code: ToolErrorCode,
-  message: string,
-  retryable: boolean,
-  suggestedFix: string,
-  meta?: Record<string, unknown>,
-): ToolResult {
-  return { content: message, isError: true, error: { code, retryable, suggestedFix }, ...(meta ? { meta } : {}) };
-}
+import { T } from "../../core/index.js";
 
 /** Cuts `text` to `max` characters and says so, so the model knows the page goes on. */
 export function capText(text: string, max: number, hint: string): { text: string; truncated: boolean } {

@@ -1,14 +1,16 @@
 import {
   createToken,
   type Disposable,
+  defineTool,
   errorMessage,
   type Static,
   T,
   type ToolDefinition,
   type ToolResult,
   toDisposable,
+  toolError,
 } from "../../core/index.js";
-import { capText, errorResult, withTimeout } from "./results.js";
+import { capText, withTimeout } from "./results.js";
 
 export interface WebSearchResult {
   title: string;
@@ -76,7 +78,7 @@ export interface WebSearchToolOptions {
 
 export function createWebSearchTool(opts: WebSearchToolOptions): ToolDefinition<WebSearchArgs> {
   const timeoutMs = opts.timeoutMs ?? 20_000;
-  return {
+  return defineTool({
     name: "web_search",
     description:
       "Search the web. Returns titles, URLs and snippets; read a result with web_fetch. " +
@@ -85,7 +87,7 @@ export function createWebSearchTool(opts: WebSearchToolOptions): ToolDefinition<
     readOnly: true,
     async execute(args, ctx): Promise<ToolResult> {
       const query = args.query.trim();
-      if (!query) return errorResult("invalid_arguments", "The query is empty.", false, "Pass words to search for.");
+      if (!query) return toolError("invalid_arguments", "The query is empty.", "Pass words to search for.", false);
       const backend = pickBackend(opts);
       if (!("search" in backend)) return backend;
 
@@ -95,20 +97,20 @@ export function createWebSearchTool(opts: WebSearchToolOptions): ToolDefinition<
       try {
         results = (await backend.search(query, { limit, signal })).slice(0, limit);
       } catch (err) {
-        if (ctx.signal.aborted) return errorResult("aborted", "The search was aborted.", false, "Nothing to do.");
+        if (ctx.signal.aborted) return toolError("aborted", "The search was aborted.", "Nothing to do.", false);
         if (timedOut()) {
-          return errorResult(
+          return toolError(
             "timeout",
             `The ${backend.id} search did not answer within ${timeoutMs / 1000} s.`,
-            true,
             "Retry later.",
+            true,
           );
         }
-        return errorResult(
+        return toolError(
           "unavailable",
           `The ${backend.id} search failed: ${errorMessage(err)}`,
-          true,
           "Retry later; if it keeps failing, the search backend needs the user's attention.",
+          true,
         );
       }
       return {
@@ -116,38 +118,33 @@ export function createWebSearchTool(opts: WebSearchToolOptions): ToolDefinition<
         meta: { backend: backend.id, count: results.length },
       };
     },
-  };
+  });
 }
 
 function pickBackend(opts: WebSearchToolOptions): WebSearchBackend | ToolResult {
   if (opts.configProblem) {
-    return errorResult(
-      "unavailable",
-      `Web search is misconfigured: ${opts.configProblem}`,
-      false,
-      `Fix ${CONFIG_KEY}.`,
-    );
+    return toolError("unavailable", `Web search is misconfigured: ${opts.configProblem}`, `Fix ${CONFIG_KEY}.`, false);
   }
   const available = opts.registry.list();
   if (opts.selected !== undefined) {
     const chosen = opts.registry.get(opts.selected);
     if (chosen) return chosen;
     const names = available.map((b) => b.id).join(", ") || "none";
-    return errorResult(
+    return toolError(
       "unavailable",
       `${CONFIG_KEY}.backend is "${opts.selected}", but no such search backend is registered (registered: ${names}).`,
-      false,
       `Ask the user to fix ${CONFIG_KEY}.backend.`,
+      false,
     );
   }
   const first = available[0];
   if (first) return first;
-  return errorResult(
+  return toolError(
     "unavailable",
     `No web search backend is configured. The user can set ${CONFIG_KEY} in the agentd config, ` +
       `for example ${CONFIG_EXAMPLE}. Until then, use web_fetch with a known URL.`,
-    false,
     `Ask the user to configure ${CONFIG_KEY}, or fetch a known URL with web_fetch.`,
+    false,
   );
 }
 

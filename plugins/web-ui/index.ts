@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { extname, join } from "node:path";
 import { ApiError, definePlugin, defineRoute, T } from "../../core/index.js";
 
@@ -31,8 +31,11 @@ const TYPES: Record<string, string> = {
   ".woff2": "font/woff2",
 };
 
-/** dist/plugins/web-ui/index.js -> dist/web */
-const WEB_DIR = join(import.meta.dirname, "../../web");
+/** dist/web, seen from dist/plugins/web-ui/index.js or from the one-file bundle dist/host/main.bundle.js. */
+const WEB_DIR =
+  [join(import.meta.dirname, "../../web"), join(import.meta.dirname, "../web")].find((d) =>
+    existsSync(join(d, "manifest.json")),
+  ) ?? join(import.meta.dirname, "../../web");
 
 function page(m: WebManifest): string {
   const css = m.entry.css ? `<link rel="stylesheet" href="/assets/${m.entry.css}">` : "";

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync,
 import { join } from "node:path";
 import type { ToolContext } from "../../core/index.js";
 import { createFsTools } from "../../plugins/tools-fs/index.js";
-import { makeTempHome, startTestDaemon } from "../support/daemon.js";
-import { makeToolContext } from "../support/plugin-harness.js";
+import { makeTempHome, startTestDaemon } from "../../testing/daemon.js";
+import { makeToolContext } from "../../testing/plugin-harness.js";
 
 const SECRET = "OUTSIDE-SECRET";
 const OUTSIDE_NAME = "outside-only-name.txt";
@@ -60,6 +60,7 @@ export async function runRaces(rounds: number): Promise<RaceStats> {
     outsideFiles.some((f) => !existsSync(join(outside, "sub", f))) ||
     readFileSync(join(outside, "sub", "inner.txt"), "utf8") !== SECRET ||
     existsSync(join(outside, "sub", "new.txt")) ||
+    existsSync(join(outside, "sub", "deep")) ||
     existsSync(join(outside, "sub", "moved.txt"));
   const record = (op: string, leaked: boolean) => {
     stats.attempts[op] = (stats.attempts[op] ?? 0) + 1;
@@ -70,6 +71,7 @@ export async function runRaces(rounds: number): Promise<RaceStats> {
       stats.totalEscapes++;
       if (changed) {
         rmSync(join(outside, "sub", "new.txt"), { force: true });
+        rmSync(join(outside, "sub", "deep"), { recursive: true, force: true });
         rmSync(join(outside, "sub", "moved.txt"), { force: true });
         writeFileSync(join(outside, "secret.txt"), SECRET);
         resetOutside();
@@ -107,6 +109,10 @@ export async function runRaces(rounds: number): Promise<RaceStats> {
         async () => (await tools.write.execute({ path: "dir/new.txt", content: "x" }, ctx)).content,
       ],
       [
+        "tool write dir/deep/new.txt (creates dir/deep)",
+        async () => (await tools.write.execute({ path: "dir/deep/new.txt", content: "x" }, ctx)).content,
+      ],
+      [
         "tool edit race.txt",
         async () =>
           (await tools.edit.execute({ path: "race.txt", oldString: "OUTSIDE", newString: "changed" }, ctx)).content,
@@ -121,6 +127,7 @@ export async function runRaces(rounds: number): Promise<RaceStats> {
       // The inside files the routes may legitimately move or delete come back for the next round.
       try {
         writeFileSync(join(proj, "dir.real", "victim.txt"), "inside");
+        rmSync(join(proj, "dir.real", "deep"), { recursive: true, force: true });
       } catch {
         // dir.real is being swapped right now
       }

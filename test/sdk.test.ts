@@ -1,0 +1,223 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import {
+  createToken,
+  definePlugin,
+  defineTool,
+  EventBus,
+  EventBusToken,
+  LoggerToken,
+  optional,
+  type Plugin,
+  T,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolResult,
+} from "../core/index.js";
+import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
+import { unavailable } from "../plugins/mcp/results.js";
+import { createFsTools } from "../plugins/tools-fs/index.js";
+import { BackgroundTasks } from "../plugins/tools-shell/tasks.js";
+import { createBashTool, DEFAULT_SHELL_LIMITS } from "../plugins/tools-shell/tools.js";
+import { createWebFetchTool } from "../plugins/tools-web/fetch-tool.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { startPluginHarness } from "../testing/harness.js";
+import { makeToolContext } from "../testing/plugin-harness.js";
+
+const Params = T.Object({
+  name: T.String({ minLength: 1 }),
+  times: T.Optional(T.Integer({ minimum: 1, maximum: 3 })),
+  shout: T.Boolean({ default: false }),
+});
+
+const greet = defineTool({
+  name: "greet",
+  description: "greets",
+  parameters: Params,
+  async execute(args) {
+    // Compile-time checks: the argument type comes from the schema (these lines fail `tsc` otherwise).
+    const name: string = args.name;
+    const times: number | undefined = args.times;
+    // @ts-expect-error not in the schema
+    void args.nope;
+    if (name === "fail") throw new ToolFailure("conflict", "cannot greet fail", "Pick another name.", true);
+    if (name === "crash") throw new Error("disk on fire");
+    const text = `Hello, ${name}!`.repeat(times ?? 1);
+    return { content: args.shout ? text.toUpperCase() : text };
+  },
+});
+
+function call(tool: ToolDefinition, args: unknown, over = {}): Promise<ToolResult> {
+  return tool.execute(args as Record<string, unknown>, makeToolContext(over));
+}
+
+describe("plugin SDK", () => {
+  describe("defineTool", () => {
+    it("gives execute validated, typed arguments with schema defaults applied", async () => {
+      expect((await call(greet, { name: "Ada", times: 2 })).content).to.equal("Hello, Ada!Hello, Ada!");
+      expect((await call(greet, { name: "Ada", shout: true })).content).to.equal("HELLO, ADA!");
+    });
+
+    it("checks the arguments itself when called directly (not only in the agent loop)", async () => {
+      for (const bad of [{}, { name: "" }, { name: 42 }, { name: "x", times: 9 }]) {
+        const r = await call(greet, bad);
+        expect(r.isError, JSON.stringify(bad)).to.equal(true);
+        expect(r.error?.code).to.equal("invalid_arguments");
+        expect(r.content).to.match(/^Invalid arguments for greet: /);
+      }
+    });
+
+    it("turns a thrown ToolFailure into its result and anything else into execution_failed", async () => {
+      expect(await call(greet, { name: "fail" })).to.deep.equal({
+        content: "cannot greet fail",
+        isError: true,
+        error: { code: "conflict", retryable: true, suggestedFix: "Pick another name." },
+      });
+      const crash = await call(greet, { name: "crash" });
+      expect(crash.error?.code).to.equal("execution_failed");
+      expect(crash.content).to.equal("greet failed: disk on fire");
+    });
+
+    it("answers aborted once the turn is aborted", async () => {
+      const ac = new AbortController();
+      ac.abort();
+      expect((await call(greet, { name: "Ada" }, { signal: ac.signal })).error?.code).to.equal("aborted");
+    });
+  });
+
+  it("every kind of tool fails in one format: a readable content and error {code, retryable, suggestedFix}", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "agentd-sdk-"));
+    const tasks = new BackgroundTasks({ maxPerSession: 1, bufferChars: 1000, keepFinished: 1, killGraceMs: 100 });
+    const failures: Record<string, ToolResult> = {
+      "tools-fs": await call(createFsTools().read, { path: "missing.txt" }, { cwd }),
+      "tools-shell": await call(createBashTool(DEFAULT_SHELL_LIMITS, tasks), { command: "   " }, { cwd }),
+      "tools-web": await call(createWebFetchTool(), { url: "not a url" }),
+      mcp: unavailable("remote", "connection refused"),
+      "third-party": await call(greet, { name: "fail" }),
+    };
+    for (const [who, r] of Object.entries(failures)) {
+      expect(r.isError, who).to.equal(true);
+      expect(Object.keys(r.error ?? {}).sort(), who).to.deep.equal(["code", "retryable", "suggestedFix"]);
+      expect(r.content, who).to.be.a("string").and.not.equal("");
+      // The fix is given once, in `error` (the model reads both); the content does not repeat it.
+      expect(r.content, who).to.not.include(r.error?.suggestedFix ?? "");
+    }
+  });
+
+  describe("definePlugin with an options schema", () => {
+    let d: TestDaemon;
+    const seen: Record<string, unknown> = {};
+    const typed = (id: string): Plugin =>
+      definePlugin({
+        manifest: {
+          id,
+          version: "1.0.0",
+          description: "typed options",
+          configSchema: T.Object({
+            greeting: T.String({ default: "hi" }),
+            limit: T.Optional(T.Integer({ minimum: 1 })),
+          }),
+        },
+        register(ctx) {
+          // Compile-time checks: ctx.options has the schema's static type.
+          const greeting: string = ctx.options.greeting;
+          const limit: number | undefined = ctx.options.limit;
+          // @ts-expect-error not in the schema
+          void ctx.options.nope;
+          seen[id] = { greeting, limit };
+        },
+      });
+    const thirdParty = (p: Plugin): PluginSource => ({
+      ...builtinSource(p),
+      origin: "config",
+      spec: `./${p.manifest.id}`,
+    });
+    before(async () => {
+      d = await startTestDaemon({
+        config: { pluginOptions: { "typed-set": { limit: 5 }, "typed-bad": { limit: "five" } } },
+        extraPlugins: [
+          thirdParty(typed("typed-default")),
+          thirdParty(typed("typed-set")),
+          thirdParty(typed("typed-bad")),
+        ],
+      });
+    });
+    after(async () => d?.cleanup());
+
+    it("hands register the validated options with defaults applied", () => {
+      expect(seen["typed-default"]).to.deep.equal({ greeting: "hi", limit: undefined });
+      expect(seen["typed-set"]).to.deep.equal({ greeting: "hi", limit: 5 });
+    });
+
+    it("does not load a plugin whose options do not match the schema, and says which key is wrong", async () => {
+      expect(seen).to.not.have.property("typed-bad");
+      const status = (await d.get("/server/status")).body;
+      const bad = status.plugins.find((p: { id: string }) => p.id === "typed-bad");
+      expect(bad.state).to.equal("failed");
+      expect(bad.error).to.match(/pluginOptions\.typed-bad\.limit must be integer/);
+    });
+  });
+
+  describe("definePlugin with typed deps", () => {
+    interface Counter {
+      next(): number;
+    }
+    const CounterToken = createToken<Counter>("test-counter");
+    const provider = definePlugin({
+      manifest: { id: "counter", version: "1.0.0", description: "provides a counter", provides: [CounterToken.id] },
+      register(ctx) {
+        let n = 0;
+        ctx.services.provide(CounterToken, { next: () => ++n });
+      },
+    });
+
+    it("hands declared services typed in ctx.deps, after their providers, and refuses undeclared ones", async () => {
+      const seen: Record<string, unknown> = {};
+      const user = definePlugin({
+        manifest: { id: "counter-user", version: "1.0.0", description: "uses it" },
+        deps: { counter: CounterToken, bus: EventBusToken, extra: optional(createToken<string>("not-provided")) },
+        register(ctx) {
+          // Compile-time checks: each key has its token's type.
+          const n: number = ctx.deps.counter.next();
+          const extra: string | undefined = ctx.deps.extra;
+          // @ts-expect-error the bus is not a counter
+          void ctx.deps.bus.next;
+          seen.n = n;
+          seen.extra = extra;
+          seen.bus = ctx.deps.bus instanceof EventBus;
+          try {
+            ctx.services.get(LoggerToken);
+          } catch (err) {
+            seen.undeclared = (err as Error).message;
+          }
+        },
+      });
+      // The user is listed first; its required dep orders it after the provider.
+      const h = await startPluginHarness(provider, { plugins: [user], origin: "builtin" });
+      try {
+        expect(user.manifest.requires).to.include.members(["test-counter", "event-bus"]);
+        expect(seen).to.deep.include({ n: 1, extra: undefined, bus: true });
+        expect(seen.undeclared).to.match(/"logger" is not declared in the plugin's deps/);
+      } finally {
+        await h.stop();
+      }
+    });
+
+    it("fails a plugin whose required dep nobody provides, naming it", async () => {
+      const lonely = definePlugin({
+        manifest: { id: "lonely", version: "1.0.0", description: "needs a counter" },
+        deps: { counter: CounterToken },
+        register() {},
+      });
+      const h = await startPluginHarness(lonely, { allowFailure: true });
+      try {
+        expect(h.status().state).to.equal("failed");
+        expect(h.status().error).to.match(/requires "test-counter"/);
+      } finally {
+        await h.stop();
+      }
+    });
+  });
+});

@@ -1,0 +1,91 @@
+import { expect } from "chai";
+import fc from "fast-check";
+import { decodeChatStream, SseEventParser } from "../plugins/provider-openai/sse-decoder.js";
+
+const enc = new TextEncoder();
+
+function parseAll(reads: Uint8Array[]): Array<{ event: string | null; data: string }> {
+  const p = new SseEventParser();
+  const out: Array<{ event: string | null; data: string }> = [];
+  for (const r of reads) p.push(r, out);
+  p.push(undefined, out);
+  return out;
+}
+
+function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let prev = 0;
+  for (const p of [...points, bytes.length]) {
+    out.push(bytes.subarray(prev, p));
+    prev = p;
+  }
+  return out;
+}
+
+class FakeApiError extends Error {
+  constructor(
+    readonly status: number | undefined,
+    readonly error: object | undefined,
+    message: string | undefined,
+    readonly headers: Headers | undefined,
+  ) {
+    super(message ?? JSON.stringify(error));
+  }
+}
+
+async function collect(text: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const chunks of decodeChatStream(new Response(text), FakeApiError)) out.push(...chunks);
+  return out;
+}
+
+describe("provider-openai stream decoder", () => {
+  it("parses LF, CRLF and CR line ends, comments, multi-line data and event names", () => {
+    const text = ": keep-alive\r\ndata: a\r\ndata:b\r\n\r\nevent: x\rdata: {}\r\rdata: last\n\n";
+    expect(parseAll([enc.encode(text)])).to.deep.equal([
+      { event: null, data: "a\nb" },
+      { event: "x", data: "{}" },
+      { event: null, data: "last" },
+    ]);
+  });
+
+  it("gives the same events however the bytes are split across reads (CRLF and UTF-8 split too)", () => {
+    const text = 'data: {"t":"héllo 🙂"}\r\n\r\n: c\ndata: x\n\ndata: y\r\rdata: z\r\n\r\n';
+    const bytes = enc.encode(text);
+    const whole = parseAll([bytes]);
+    expect(whole).to.have.length(4);
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+        expect(parseAll(splitAt(bytes, cuts))).to.deep.equal(whole);
+      }),
+    );
+  });
+
+  it("dispatches a last event without the closing blank line", () => {
+    expect(parseAll([enc.encode("data: tail")])).to.deep.equal([{ event: null, data: "tail" }]);
+  });
+
+  it("yields JSON chunks, ignores everything after [DONE] and thread.* events", async () => {
+    const chunks = await collect(
+      'data: {"n":1}\n\nevent: thread.run\ndata: {"n":9}\n\ndata: {"n":2}\n\ndata: [DONE]\n\ndata: {"n":3}\n\n',
+    );
+    expect(chunks).to.deep.equal([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("throws the SDK's APIError for an error inside the stream (also under event: error)", async () => {
+    for (const text of [
+      'data: {"n":1}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\n',
+      'event: error\ndata: {"error":{"message":"overloaded"}}\n\n',
+    ]) {
+      let caught: unknown;
+      try {
+        await collect(text);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).to.be.instanceOf(FakeApiError);
+      expect((caught as FakeApiError).error).to.deep.include({ message: "overloaded" });
+    }
+  });
+});

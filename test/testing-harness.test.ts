@@ -1,0 +1,99 @@
+import { expect } from "chai";
+import { definePlugin, defineRoute, defineTool, type Plugin, T } from "../core/index.js";
+import { startPluginHarness } from "../testing/index.js";
+
+function recorder(calls: string[]): Plugin {
+  return definePlugin({
+    manifest: {
+      id: "recorder",
+      version: "1.0.0",
+      description: "records its lifecycle",
+      capabilities: ["routes", "pages"],
+      configSchema: T.Object({ prefix: T.String({ default: ">" }), max: T.Optional(T.Integer({ maximum: 10 })) }),
+    },
+    register(ctx) {
+      calls.push(`register ${ctx.options.prefix}`);
+      ctx.events.on("resources.reload", (e) => void calls.push(`reload ${e.cwd}`));
+      ctx.tools.add(
+        defineTool({
+          name: "echo",
+          description: "echo",
+          parameters: T.Object({ text: T.String() }),
+          execute: async ({ text }) => ({ content: `${ctx.options.prefix}${text}` }),
+        }),
+      );
+      ctx.routes.add(
+        defineRoute({
+          method: "POST",
+          path: "/echo",
+          operationId: "echo",
+          summary: "echo",
+          body: T.Object({ text: T.String({ maxLength: 5 }) }, { additionalProperties: false }),
+          responses: { 200: T.Object({ text: T.String() }) },
+          handler: ({ body }) => ({ body: { text: `${ctx.options.prefix}${body.text}` } }),
+        }),
+      );
+      ctx.routes.add(
+        defineRoute({
+          method: "GET",
+          path: "/page",
+          operationId: "page",
+          summary: "a page",
+          page: true,
+          responses: {},
+          handler: () => ({ html: "<p>hi</p>" }),
+        }),
+      );
+    },
+    start: () => void calls.push("start"),
+    stop: () => void calls.push("stop"),
+  });
+}
+
+describe("agentd/testing: startPluginHarness", () => {
+  it("runs register and start with validated options, fires bus events to the plugin, and stop at the end", async () => {
+    const calls: string[] = [];
+    const h = await startPluginHarness(recorder(calls), { options: { prefix: "#" } });
+    h.bus.emit("resources.reload", { cwd: "/w" });
+    expect((await h.callTool("echo", { text: "a" })).content).to.equal("#a");
+    await h.stop();
+    expect(calls).to.deep.equal(["register #", "start", "reload /w", "stop"]);
+  });
+
+  it("refuses options that do not match the schema, naming the key", async () => {
+    try {
+      await startPluginHarness(recorder([]), { options: { max: 99 } });
+      expect.fail("should not load");
+    } catch (err) {
+      expect((err as Error).message).to.match(/pluginOptions\.recorder\.max must be <= 10/);
+    }
+  });
+
+  it("inject goes through the real HTTP stack: prefix, auth, body validation, pages", async () => {
+    const h = await startPluginHarness(recorder([]));
+    try {
+      expect((await h.inject("POST", "/plugins/recorder/echo", { text: "hi" })).body).to.deep.equal({ text: ">hi" });
+      expect((await h.inject("POST", "/plugins/recorder/echo", { text: "too long" })).status).to.equal(400);
+      expect((await h.inject("POST", "/plugins/recorder/echo", { text: "x", extra: 1 })).status).to.equal(400);
+      expect((await h.inject("POST", "/echo", { text: "hi" })).status).to.equal(404);
+      const page = await h.inject("GET", "/plugins/recorder/page", undefined, { page: true });
+      expect(page.status).to.equal(200);
+      expect(page.text).to.equal("<p>hi</p>");
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it("enforces capabilities like the daemon: a denied one is reported in the status", async () => {
+    const h = await startPluginHarness(recorder([]), { grant: ["routes"], allowFailure: true });
+    try {
+      const s = h.status();
+      expect(s.state).to.equal("failed");
+      expect(s.deniedCapabilities).to.deep.equal(["pages"]);
+      expect(s.error).to.match(/page \/page needs the capability "pages"/);
+      expect(h.routes).to.deep.equal([]);
+    } finally {
+      await h.stop();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { definePlugin, type Provider } from "../core/index.js";
+import { builtinSource } from "../host/plugin-sources.js";
+import { createOpenAIProvider } from "../plugins/provider-openai/provider.js";
+import { makeTempHome, startTestDaemon } from "../testing/daemon.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
+
+function providerPlugin(id: string, warmUp: () => Promise<void>) {
+  const provider: Provider = {
+    id,
+    description: id,
+    stream: async function* () {},
+    listModels: async () => [],
+    warmUp,
+  };
+  return builtinSource(
+    definePlugin({
+      manifest: { id, version: "1.0.0", description: id, capabilities: ["provider"] },
+      register: (ctx) => {
+        ctx.providers.add(provider);
+      },
+    }),
+  );
+}
+
+describe("warm-up after listening", () => {
+  it("calls each provider's warmUp once the daemon listens, and a failing one does not harm the daemon", async () => {
+    const home = makeTempHome();
+    let warmed: (serverInfoWritten: boolean) => void = () => {};
+    const warmedAfterListening = new Promise<boolean>((resolve) => {
+      warmed = resolve;
+    });
+    const d = await startTestDaemon({
+      home,
+      extraPlugins: [
+        providerPlugin("warm-failing", () => Promise.reject(new Error("warm-up boom"))),
+        providerPlugin("warm-ok", async () => warmed(existsSync(join(home, "server.json")))),
+      ],
+    });
+    try {
+      // server.json is written once the daemon listens: warm-up runs after it.
+      expect(await warmedAfterListening).to.equal(true);
+      const status = await d.get("/server/status");
+      expect(status.status).to.equal(200);
+      const ids = status.body.plugins.map((p: { id: string; state: string }) => `${p.id}:${p.state}`);
+      expect(ids).to.include.members(["warm-failing:active", "warm-ok:active"]);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  it("a provider whose warmUp never settles does not hold up the daemon's shutdown", async () => {
+    let called: () => void = () => {};
+    const warmUpCalled = new Promise<void>((resolve) => {
+      called = resolve;
+    });
+    const d = await startTestDaemon({
+      extraPlugins: [
+        providerPlugin("warm-forever", () => {
+          called();
+          return new Promise<void>(() => {});
+        }),
+      ],
+    });
+    await warmUpCalled;
+    expect((await d.get("/server/identity")).status).to.equal(200);
+    await d.cleanup(); // would time out if stop() waited for the warm-up
+  });
+
+  it("the OpenAI provider's warmUp loads the SDK and builds its client without contacting the provider", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const p = createOpenAIProvider({ baseURL: fake.url, apiKey: "k", model: "fake-model" });
+      await p.warmUp?.();
+      // Unconfigured: nothing to build, still no error.
+      await createOpenAIProvider({}).warmUp?.();
+      expect(fake.requests).to.have.length(0);
+      const chunks: string[] = [];
+      for await (const delta of p.stream(
+        { model: "", messages: [{ role: "user", content: "hi" }] },
+        new AbortController().signal,
+      ))
+        if (delta.type === "content") chunks.push(delta.text);
+      expect(chunks.join("")).to.equal("Hello from the fake provider.");
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,244 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inject as lightInject } from "light-my-request";
+import type {
+  AnyRoute,
+  Capability,
+  Persona,
+  Plugin,
+  Provider,
+  ServiceToken,
+  SlashCommand,
+  Theme,
+  ToolContext,
+  ToolDefinition,
+  ToolResult,
+} from "../core/index.js";
+import {
+  CommandRegistryToken,
+  EventBus,
+  EventBusToken,
+  HostInfoToken,
+  hostInfoOf,
+  type Logger,
+  LoggerToken,
+  PersonaRegistryToken,
+  ProviderRegistryToken,
+  Registry,
+  RouteRegistryToken,
+  SettingsToken,
+  silentLogger,
+  ThemeRegistryToken,
+  ToolRegistryToken,
+} from "../core/index.js";
+import { ServiceContainer } from "../host/container.js";
+import { Authenticator } from "../host/http/auth.js";
+import { createApp } from "../host/http/server.js";
+import { SseHub } from "../host/http/sse.js";
+import { PluginHost, type PluginStatus, type Registries } from "../host/loader.js";
+import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
+import { LayeredSettings } from "../host/settings-store.js";
+import { makeToolContext } from "./plugin-harness.js";
+
+export interface PluginHarnessOptions {
+  /** The plugin's options (`pluginOptions.<id>`), validated against its `configSchema` like the daemon does. */
+  options?: Record<string, unknown>;
+  /**
+   * `third-party` (default) holds what its manifest declares and `grant` allows; `builtin` what it declares.
+   */
+  origin?: "third-party" | "builtin";
+  /** What the config allows a third-party plugin (`pluginCapabilities.<id>`); default: all it declares. */
+  grant?: Capability[];
+  /** Plugins loaded before it (built-in origin), e.g. one that provides a service it requires. */
+  plugins?: Plugin[];
+  /** Extra host services, e.g. a fake of a service the plugin requires. */
+  services?: Array<[ServiceToken<unknown>, unknown]>;
+  /** The daemon home (default: a temporary directory, removed by `stop`). */
+  home?: string;
+  log?: Logger;
+  /** Resolve even when the plugin fails to load (then inspect `status`); default: reject with its error. */
+  allowFailure?: boolean;
+}
+
+export interface InjectOptions {
+  /** false: no credentials. Default: the harness's bearer token. */
+  auth?: boolean;
+  headers?: Record<string, string>;
+  /** Take `path` as is (a page outside /api/v1) instead of under `/api/v1`. */
+  page?: boolean;
+}
+
+export interface InjectResponse {
+  status: number;
+  headers: Record<string, unknown>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  body: any;
+  text: string;
+}
+
+export interface PluginHarness {
+  readonly home: string;
+  /** The plugin as `GET /server/status` reports it (state, capabilities held and denied, contributions). */
+  status(): PluginStatus;
+  /** What the plugin contributed (through the real registries). */
+  readonly tools: ToolDefinition[];
+  readonly routes: AnyRoute[];
+  readonly commands: SlashCommand[];
+  readonly personas: Persona[];
+  readonly themes: Theme[];
+  readonly providers: Provider[];
+  /** Calls one of its tools with a test `ToolContext` (override `cwd`, `signal`, `confirm`...). */
+  callTool(name: string, args: Record<string, unknown>, ctx?: Partial<ToolContext>): Promise<ToolResult>;
+  /** Calls a route through the daemon's real HTTP stack (auth, validation, errors), without a socket. */
+  inject(method: string, path: string, body?: unknown, opts?: InjectOptions): Promise<InjectResponse>;
+  /** The host's services (unrestricted: the test's view, not the plugin's). */
+  get<T>(token: ServiceToken<T>): T;
+  /** The event bus the plugin's `ctx.events` listens on. */
+  readonly bus: EventBus;
+  /** Calls the plugin's `stop`, disposes its contributions and removes a temporary home. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a plugin the way the daemon does (`agentd/testing`): the real plugin loader validates its options,
+ * enforces its capabilities, calls `register` and `start`; contributions land in the real registries and routes are
+ * served by the real HTTP stack, which `inject` calls in-process. For whole-daemon tests use `startTestDaemon`.
+ */
+export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOptions = {}): Promise<PluginHarness> {
+  const ownHome = opts.home === undefined;
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "agentd-plugin-"));
+  const log = opts.log ?? silentLogger;
+  const id = plugin.manifest.id;
+  const registries: Registries = {
+    routes: new Registry<AnyRoute>("route", (r) => `${r.method} ${r.path}`),
+    tools: new Registry<ToolDefinition>("tool", (t) => t.name),
+    personas: new Registry<Persona>("persona", (p) => p.name),
+    themes: new Registry<Theme>("theme", (t) => t.id),
+    commands: new Registry<SlashCommand>("command", (c) => c.name),
+    providers: new Registry<Provider>("provider", (p) => p.id),
+  };
+  const bus = new EventBus(log);
+  const services = new ServiceContainer();
+  const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
+  services.provide("host", LoggerToken, log);
+  services.provide("host", EventBusToken, bus);
+  services.provide("host", SettingsToken, settings);
+  services.provide(
+    "host",
+    HostInfoToken,
+    hostInfoOf(() => settings),
+  );
+  services.provide("host", ToolRegistryToken, registries.tools);
+  services.provide("host", PersonaRegistryToken, registries.personas);
+  services.provide("host", ThemeRegistryToken, registries.themes);
+  services.provide("host", CommandRegistryToken, registries.commands);
+  services.provide("host", ProviderRegistryToken, registries.providers);
+  services.provide("host", RouteRegistryToken, registries.routes);
+  for (const [token, value] of opts.services ?? []) services.provide("host", token, value);
+
+  const thirdParty = (opts.origin ?? "third-party") === "third-party";
+  const source: PluginSource = thirdParty
+    ? { ...builtinSource(plugin), origin: "config", spec: `./${id}` }
+    : builtinSource(plugin);
+  const host = new PluginHost({
+    services,
+    registries,
+    bus,
+    log,
+    home,
+    options: opts.options ? { [id]: opts.options } : {},
+    disabled: [],
+    granted: { [id]: opts.grant ?? plugin.manifest.capabilities ?? [] },
+  });
+  await host.load([...(opts.plugins ?? []).map(builtinSource), source]);
+  await host.start();
+  const status = () => host.statuses().find((s) => s.id === id) as PluginStatus;
+  if (status().state !== "active" && !opts.allowFailure) {
+    await host.stop();
+    if (ownHome) rmSync(home, { recursive: true, force: true });
+    throw new Error(`plugin "${id}" did not load: ${status().error ?? status().state}`);
+  }
+
+  const token = randomBytes(18).toString("base64url");
+  const app = createApp({
+    routes: registries.routes,
+    auth: new Authenticator(token),
+    log,
+    hub: new SseHub(),
+    allowedHosts: new Set(),
+    maxBodyBytes: 1024 * 1024,
+    sseQueueBytes: 1024 * 1024,
+    validateResponses: true,
+    version: "test",
+  });
+  // Express swaps the response's prototype for its own, which would drop the injected response's methods: pin
+  // them on the instance first.
+  const pinned = (req: IncomingMessage, res: ServerResponse) => {
+    const r = res as unknown as Record<string, unknown>;
+    for (const m of ["setTimeout", "writeHead", "write", "end", "destroy", "addTrailers"]) {
+      const fn = r[m];
+      if (typeof fn === "function") r[m] = fn.bind(res);
+    }
+    app(req, res);
+  };
+  const mine = <T>(reg: Registry<T>) =>
+    reg
+      .entries()
+      .filter((e) => e.owner === id)
+      .map((e) => e.item);
+  let stopped = false;
+  return {
+    home,
+    status,
+    get tools() {
+      return mine(registries.tools);
+    },
+    get routes() {
+      return mine(registries.routes);
+    },
+    get commands() {
+      return mine(registries.commands);
+    },
+    get personas() {
+      return mine(registries.personas);
+    },
+    get themes() {
+      return mine(registries.themes);
+    },
+    get providers() {
+      return mine(registries.providers);
+    },
+    async callTool(name, args, ctx = {}) {
+      const tool = registries.tools.get(name);
+      if (!tool || registries.tools.ownerOf(name) !== id) throw new Error(`plugin "${id}" has no tool "${name}"`);
+      return tool.execute(args, makeToolContext({ cwd: home, ...ctx }));
+    },
+    async inject(method, path, body, injectOpts = {}) {
+      const headers: Record<string, string> = { host: "127.0.0.1", ...injectOpts.headers };
+      if (injectOpts.auth !== false) headers.authorization = `Bearer ${token}`;
+      if (body !== undefined) headers["content-type"] ??= "application/json";
+      const url = injectOpts.page || path.startsWith("/api/") ? path : `/api/v1${path}`;
+      const res = await lightInject(pinned, {
+        method: method.toUpperCase() as "GET",
+        url,
+        headers,
+        remoteAddress: "127.0.0.1",
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
+      const text = res.payload;
+      const json = String(res.headers["content-type"] ?? "").includes("json") && text !== "";
+      return { status: res.statusCode, headers: res.headers, body: json ? JSON.parse(text) : text, text };
+    },
+    get: (t) => services.get(t),
+    bus,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await host.stop();
+      if (ownHome) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
