@@ -92,6 +92,23 @@ describe("web sign-in in a real browser (headless Chromium)", function () {
     expect((await post({ origin: "http://evil.example", "sec-fetch-site": "same-origin" })).status).to.equal(403);
   });
 
+  it("serves the page with a strict CSP and content-hashed assets with year-long caching; others go to /login", async () => {
+    expect((await d.request("GET", "/", undefined, { auth: false })).status).to.equal(302);
+    const page = await d.request("GET", "/");
+    expect(page.status).to.equal(200);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).to.include("script-src 'self'").and.include("connect-src 'self'").and.include("default-src 'none'");
+    expect(csp).to.not.include("unsafe-inline").and.not.include("unsafe-eval");
+    expect(page.text).to.not.match(/<script>(?!<\/script>)/); // no inline script
+    const asset = /\/assets\/(main-[A-Z0-9]+\.js)/.exec(page.text)?.[0] ?? "";
+    const res = await d.request("GET", `${d.baseUrl}${asset}`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get("cache-control")).to.include("immutable");
+    expect(res.headers.get("content-type")).to.include("javascript");
+    expect((await d.request("GET", `${d.baseUrl}/assets/nope-ABC.js`)).status).to.equal(404);
+    expect((await d.request("GET", `${d.baseUrl}/assets/..%2Fmanifest.json`)).status).to.equal(404);
+  });
+
   it("a one-time sign-in link signs in once, leaves the address bar clean and never reaches the log", async () => {
     const link = loginLink(d.baseUrl, d.token);
     const code = new URL(link).searchParams.get("code") ?? "";

@@ -53,7 +53,12 @@ function page(m: WebManifest): string {
  * assets, built by esbuild from clients/web. It talks to the daemon through /api/v1 only.
  */
 export default definePlugin({
-  manifest: { id: "web-ui", version: "1.0.0", description: "The bundled web UI at /" },
+  manifest: {
+    id: "web-ui",
+    version: "1.0.0",
+    description: "The bundled web UI at /",
+    capabilities: ["routes", "pages"],
+  },
   register(ctx) {
     let manifest: WebManifest | undefined;
     const assets = new Map<string, Buffer>();
