@@ -18,7 +18,7 @@ import { expect } from "chai";
 import { clientEnv } from "./support/cli.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text } from "./support/fake-provider.js";
-import { hasTmux, TmuxPane } from "./support/tmux.js";
+import { requireTmux, TmuxPane } from "./support/tmux.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUNDLER = fileURLToPath(new URL("../scripts/bundle-terminal.js", import.meta.url));
@@ -100,8 +100,8 @@ describe("terminal client: the bundled build is what the CLI runs", function () 
     await run(join(stale, "dist/host/main.js"), "modules answer");
   });
 
-  it("agentd chat shows its first screen and renders a Markdown answer from the bundle", async function () {
-    if (!hasTmux()) this.skip();
+  it("agentd chat shows its first screen and renders a Markdown answer from the bundle", async () => {
+    requireTmux();
     fake.script(text("The answer is **bold** here.\n\n- one item\n"));
     const pane = await TmuxPane.start([process.execPath, main, "--home", d.home, "chat", "--cwd", cwd], {
       cwd,
