@@ -8,6 +8,7 @@ import type { TurnController } from "../turns.js";
 import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
 import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.js";
+import { EditorFsBroker } from "./editor-fs.js";
 import { SessionInteractions } from "./interaction.js";
 import { streamModelCall } from "./model-call.js";
 import { plansDirOf, systemPrompt } from "./prompt.js";
@@ -33,7 +34,14 @@ interface ActiveTurn {
   blocks: StreamBlock[];
   budget: number | undefined;
   finished: boolean;
+  /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
+  capped?: boolean;
   done: Promise<void>;
+}
+
+/** Whether a session is offered a tool: its mode allows it, and it is not another session's own tool. */
+function offered(tool: ToolDefinition, rec: SessionRecord): boolean {
+  return (!tool.modes || tool.modes.includes(rec.mode)) && (!tool.sessionId || tool.sessionId === rec.id);
 }
 
 /** Nudges before a turn may finish with open todos. */
@@ -53,10 +61,14 @@ export class TurnManager implements TurnController {
   private readonly active = new Map<string, ActiveTurn>();
   private readonly interactions = new Map<string, SessionInteractions>();
   private readonly acceptedIds = new Map<string, string[]>();
+  /** Editors attached to sessions, through which the file tools read and write. */
+  readonly editors: EditorFsBroker;
   /** Called whenever the set of running sessions changes (crash-recovery marker). */
   onRunningChange: (ids: string[]) => void = () => {};
 
-  constructor(private readonly deps: AgentDeps) {}
+  constructor(private readonly deps: AgentDeps) {
+    this.editors = new EditorFsBroker((id, e) => deps.publish(id, e));
+  }
 
   /* ---------- TurnController ---------- */
 
@@ -238,7 +250,7 @@ export class TurnManager implements TurnController {
         const provider = this.deps.provider(ended)?.id;
         emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
       }
-      emit({ type: "end", reason });
+      emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
       this.active.delete(t.sessionId);
       this.onRunningChange(this.running());
       emit({ type: "status", status: "idle" });
@@ -315,6 +327,7 @@ export class TurnManager implements TurnController {
           type: "notice",
           message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
         });
+        t.capped = true;
         return "stop";
       }
       iterations++;
@@ -323,7 +336,7 @@ export class TurnManager implements TurnController {
         emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
         return "error";
       }
-      const tools = deps.tools().filter((tool) => !tool.modes || tool.modes.includes(rec.mode));
+      const tools = deps.tools().filter((tool) => offered(tool, rec));
       const build = (r: SessionRecord) => {
         const messages = toProviderMessages(
           systemPrompt({
@@ -384,6 +397,7 @@ export class TurnManager implements TurnController {
           usage: out.usage,
           generationMs: Math.round(out.generationMs),
           ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+          contextWindow: window,
         });
       }
       // A call cut short keeps what was streamed, but never half-received tool calls.
@@ -469,7 +483,7 @@ export class TurnManager implements TurnController {
     const { deps } = this;
     const signal = t.ac.signal;
     const byName = new Map<string, ToolDefinition>();
-    for (const tool of deps.tools()) if (!tool.modes || tool.modes.includes(rec.mode)) byName.set(tool.name, tool);
+    for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
     const interactions = this.interactionsOf(rec.id);
     const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
     const recorded = new Map<string, ToolResult>();
@@ -510,6 +524,7 @@ export class TurnManager implements TurnController {
       emit: (e) => emit({ ...e, toolCallId: call.id }),
       confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
       ask: (questions: Question[]) => interactions.ask(questions, signal),
+      editor: this.editors.forTool(rec.id, signal),
     });
     const dispatched = dispatchToolCalls(calls, {
       lookup: (name) => byName.get(name),

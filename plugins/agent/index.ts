@@ -74,6 +74,7 @@ export default definePlugin({
     });
     ctx.services.provide(TurnControllerToken, manager);
     ctx.services.provide(TurnManagerToken, manager);
+    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
     sessions().setTurnController(manager);
 
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
