@@ -116,7 +116,7 @@ export function printGoals(g: GoalInputs): void {
       rows.push([
         `${r.label} at ${g.list.count.toLocaleString("en-US")} sessions`,
         `${ms(r.small.p50)} (10 sessions)`,
-        ms(r.big.p50),
+        `${ms(r.big.p50)} (CPU ${ms(r.bigCpu.p50)})`,
         `<= ${goal}`,
         yes(r.big.p50 <= goal),
       ]);

@@ -32,18 +32,26 @@ function record(i: number, cwd: string): SessionRecord {
   };
 }
 
-async function timeGet(api: ApiClient, path: string, reps: number): Promise<{ s: Summary; bytes: number }> {
+async function timeGet(
+  api: ApiClient,
+  path: string,
+  reps: number,
+): Promise<{ s: Summary; bytes: number; cpu: Summary }> {
   const times: number[] = [];
+  const cpus: number[] = [];
   let bytes = 0;
   for (let i = -WARMUP; i < reps; i++) {
+    const c0 = process.cpuUsage();
     const t0 = now();
     const res = await api.get(path);
     const t = now() - t0;
+    const c = process.cpuUsage(c0);
+    if (i >= 0) cpus.push((c.user + c.system) / 1000);
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
     bytes = res.text.length;
     if (i >= 0) times.push(t);
   }
-  return { s: summarize(times), bytes };
+  return { s: summarize(times), bytes, cpu: summarize(cpus) };
 }
 
 const LIST_PATHS = [
@@ -54,7 +62,8 @@ const LIST_PATHS = [
 ] as const;
 
 export interface ListResult {
-  rows: Array<{ label: string; small: Summary; big: Summary; validated: Summary; bigBytes: number }>;
+  /** `bigCpu`: CPU time of the whole bench process (daemon and client) per request, less sensitive to load. */
+  rows: Array<{ label: string; small: Summary; big: Summary; bigCpu: Summary; validated: Summary; bigBytes: number }>;
   insertMs: number;
   count: number;
 }
@@ -63,7 +72,7 @@ export interface ListResult {
 export async function listBench(cwd: string, count: number, reps: number): Promise<ListResult> {
   const bd = await bootDaemon();
   const small = new Map<string, Summary>();
-  const big = new Map<string, { s: Summary; bytes: number }>();
+  const big = new Map<string, { s: Summary; bytes: number; cpu: Summary }>();
   let insertMs = 0;
   try {
     const store: SessionStore = bd.daemon.services.get(SessionStoreToken);
@@ -91,6 +100,7 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
       label,
       small: small.get(label) as Summary,
       big: big.get(label)?.s as Summary,
+      bigCpu: big.get(label)?.cpu as Summary,
       validated: validated.get(label) as Summary,
       bigBytes: big.get(label)?.bytes ?? 0,
     })),
@@ -100,19 +110,30 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
 export function printList(r: ListResult, reps: number): void {
   printTable(
     `4b. Session list over HTTP (ms, p50 of ${reps} calls after ${WARMUP} warm-up calls)`,
-    ["request", "10 sessions", `${int(r.count)} sessions`, "p99", "ratio", "response", "with test validation"],
+    [
+      "request",
+      "10 sessions",
+      `${int(r.count)} sessions`,
+      "p99",
+      "ratio",
+      "CPU p50",
+      "response",
+      "with test validation",
+    ],
     r.rows.map((x) => [
       x.label,
       ms(x.small.p50),
       ms(x.big.p50),
       ms(x.big.p99),
       `${(x.big.p50 / x.small.p50).toFixed(1)}x`,
+      ms(x.bigCpu.p50),
       `${(x.bigBytes / 1024).toFixed(0)} KiB`,
       ms(x.validated.p50),
     ]),
     [
       `${int(r.count)} sessions written with SessionStore.createSession in ${ms(r.insertMs)} ms ` +
         `(${ms((r.insertMs * 1000) / (r.count - 10))} µs each).`,
+      "CPU p50: process CPU time per request at the larger count (daemon and the bench's client together).",
       "last column: same home under startTestDaemon, which validates responses against their schemas (test-only cost).",
     ],
   );

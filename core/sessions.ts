@@ -16,7 +16,7 @@ import {
   type SessionSummary,
   type SessionUsage,
 } from "./session-types.js";
-import type { ListQuery, SessionStore } from "./store.js";
+import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
 
@@ -166,7 +166,7 @@ export class SessionService {
   }
 
   list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
-    const { sessions, total } = this.store.listSessions(query);
+    const { sessions, total } = this.store.listEntries?.(query) ?? this.store.listSessions(query);
     // Sessions share directories: ask for each directory's trust prompt once per listing.
     const prompts = new Map<string, ProjectTrustPrompt | undefined>();
     const trustOf = (cwd: string) => {
@@ -177,7 +177,7 @@ export class SessionService {
   }
 
   summary(
-    rec: SessionRecord,
+    rec: SessionListEntry,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
   ): SessionSummary {
     const s: SessionSummary = {

@@ -7,6 +7,22 @@ export interface ListQuery {
   offset?: number;
 }
 
+/** The session fields a listing shows: no usage, meta or share token (the JSON columns stay unparsed). */
+export type SessionListEntry = Pick<
+  SessionRecord,
+  | "id"
+  | "title"
+  | "pinned"
+  | "persona"
+  | "model"
+  | "cwd"
+  | "mode"
+  | "isSandbox"
+  | "messageCount"
+  | "createdAt"
+  | "updatedAt"
+>;
+
 export interface HistoryPage {
   messages: StoredMessage[];
   /** seq of the first message in the page, null when empty. */
@@ -45,6 +61,8 @@ export interface SessionStore {
   /** Deletes the session with its messages and events. */
   deleteSession(id: string): boolean;
   listSessions(query: ListQuery): { sessions: SessionRecord[]; total: number };
+  /** Optional: `listSessions` with only the listing's fields (GET /sessions); the service falls back to listSessions. */
+  listEntries?(query: ListQuery): { sessions: SessionListEntry[]; total: number };
   findByShareToken(token: string): SessionRecord | undefined;
 
   /** Appends one message, assigning the next per-session seq; also bumps the session's updatedAt/messageCount. */

@@ -85,6 +85,42 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(store.deleteSession("s1")).to.equal(false);
     });
 
+    it("lists entries with exactly the listing's fields of listSessions, in step with every write", () => {
+      const fields = ["id", "title", "pinned", "persona", "model", "cwd", "mode", "isSandbox", "messageCount"] as const;
+      const project = (r: SessionRecord) => {
+        const o: Record<string, unknown> = {};
+        for (const k of [...fields, "createdAt", "updatedAt"] as const) o[k] = r[k];
+        return o;
+      };
+      const same = (q: Parameters<SqliteSessionStore["listSessions"]>[0] = {}) => {
+        const full = store.listSessions(q);
+        const entries = store.listEntries(q);
+        expect(entries.total).to.equal(full.total);
+        expect(entries.sessions).to.deep.equal(full.sessions.map(project));
+      };
+      store.createSession(session("a", { title: "alpha", updatedAt: at(1), usage: { ...emptyUsage(), cost: 1 } }));
+      store.createSession(session("b", { pinned: true, isSandbox: true, mode: "plan", meta: { x: 1 } }));
+      same();
+      same({ limit: 1, offset: 1 });
+      store.appendMessage("a", { role: "user", content: "hello" });
+      same();
+      store.updateSession("b", { title: "beta", pinned: false, mode: "build" });
+      same();
+      store.createSession(session("c", { updatedAt: at(9) }));
+      same();
+      same({ q: "beta" });
+      store.appendMessage("c", { role: "user", content: "x" });
+      store.truncateMessages("c", 1);
+      same();
+      store.deleteSession("a");
+      same();
+      // More changed rows than are read one by one: the whole page is read again.
+      for (let i = 0; i < 100; i++) store.createSession(session(`n${i}`, { updatedAt: at(100 + i) }));
+      same();
+      for (let i = 0; i < 100; i += 3) store.updateSession(`n${i}`, { title: `t${i}` });
+      same();
+    });
+
     it("lists pinned first, then most recently updated, with paging and a total", () => {
       store.createSession(session("old", { updatedAt: at(1) }));
       store.createSession(session("new", { updatedAt: at(3) }));

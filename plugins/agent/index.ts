@@ -16,7 +16,7 @@ import {
   TurnManager,
   TurnManagerToken,
 } from "../../core/index.js";
-import { type RunningTurn, readMarker, writeMarker } from "./marker.js";
+import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
 import { agentRoutes } from "./routes.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
@@ -78,7 +78,7 @@ export default definePlugin({
     sessions().setTurnController(manager);
 
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
-    const marker = join(ctx.dataDir(), "running.json");
+    const marker = markerOf(ctx.dataDir());
     const running = new Map<string, number>();
     manager.onRunningChange = (ids) => {
       const now = new Set(ids);
@@ -93,11 +93,11 @@ export default definePlugin({
       // A turn starts: the marker first, then its events (a crash between still finds it, with no `end` in the log).
       // A turn ended: its `end` first, then the marker (a crash between finds the `end` and leaves the turn alone).
       if (started) {
-        writeMarker(marker, turns);
+        marker.write(turns);
         sessions().commit();
       } else {
         sessions().commit();
-        writeMarker(marker, turns);
+        marker.write(turns);
       }
     };
 
@@ -123,8 +123,8 @@ export default definePlugin({
     for (const route of agentRoutes(sessions, () => manager)) ctx.routes.add(route);
   },
   start(ctx) {
-    const marker = join(ctx.dataDir(), "running.json");
-    const turns = readMarker(marker);
+    const marker = markerOf(ctx.dataDir());
+    const turns = readMarker(marker.file);
     if (turns.length === 0) return;
     const sessions = ctx.services.get(SessionServiceToken);
     const store = ctx.services.get(SessionStoreToken);
@@ -139,9 +139,27 @@ export default definePlugin({
       ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
     }
     sessions.commit();
-    writeMarker(marker, []);
+    marker.write([]);
+  },
+  stop(ctx) {
+    const file = join(ctx.dataDir(), MARKER);
+    markers.get(file)?.close();
+    markers.delete(file);
   },
 });
+
+const MARKER = "running.json";
+/** One open marker per daemon (several daemons share a process in tests), by file. */
+const markers = new Map<string, MarkerFile>();
+function markerOf(dataDir: string): MarkerFile {
+  const file = join(dataDir, MARKER);
+  let m = markers.get(file);
+  if (!m) {
+    m = new MarkerFile(file);
+    markers.set(file, m);
+  }
+  return m;
+}
 
 /** Whether the session's stored log has an `end` after `after` (the turn did end; only the marker was stale). */
 function hasEnd(store: SessionStore, id: string, after: number): boolean {

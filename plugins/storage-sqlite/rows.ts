@@ -2,6 +2,7 @@ import type {
   MessageContent,
   MessageRole,
   NewMessage,
+  SessionListEntry,
   SessionRecord,
   SessionUsage,
   StoredMessage,
@@ -103,6 +104,37 @@ export function sessionFromRow(row: SessionRow): SessionRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     meta: parseObject<Record<string, unknown>>(row.meta),
+  };
+}
+
+/** A listing row as an array, in the column order of the store's `ENTRY_COLS` (the statement's `raw` mode). */
+export type EntryRaw = [
+  id: string,
+  title: string | null,
+  pinned: number,
+  persona: string,
+  model: string,
+  cwd: string,
+  mode: string,
+  is_sandbox: number,
+  message_count: number,
+  created_at: string,
+  updated_at: string,
+];
+
+export function entryFromRaw(r: EntryRaw): SessionListEntry {
+  return {
+    id: r[0],
+    title: r[1],
+    pinned: r[2] !== 0,
+    persona: r[3],
+    model: r[4],
+    cwd: r[5],
+    mode: r[6] === "plan" ? "plan" : "build",
+    isSandbox: r[7] !== 0,
+    messageCount: r[8],
+    createdAt: r[9],
+    updatedAt: r[10],
   };
 }
 

@@ -7,6 +7,7 @@ import type {
   ListQuery,
   MessageHit,
   NewMessage,
+  SessionListEntry,
   SessionRecord,
   SessionStore,
   StoredEvent,
@@ -15,6 +16,8 @@ import type {
 import { ApiError } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import {
+  type EntryRaw,
+  entryFromRaw,
   type MessageRaw,
   type MessageRow,
   messageFromRaw,
@@ -30,6 +33,9 @@ type Stmt<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 
 const SESSION_COLS = `s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.share_token,
   s.message_count, s.usage, s.meta, s.created_at, s.updated_at`;
+/** The listing's columns, read as arrays (`raw` mode: cheaper than better-sqlite3's row objects), see `entryFromRaw`. */
+const ENTRY_COLS =
+  "s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.message_count, s.created_at, s.updated_at";
 const MESSAGE_COLS = `seq, role, content, tool_calls, tool_call_id, tool_name, thinking, client_message_id, in_context,
   created_at, meta`;
 const LIST_ORDER = "ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC";
@@ -38,6 +44,8 @@ const DEFAULT_HIT_LIMIT = 20;
 const CONTEXT_CACHE_SESSIONS = 16;
 const CONTEXT_CACHE_CHARS = 32 * 1024 * 1024;
 const MAX_HIT_LIMIT = 200;
+/** Listing entries missing from memory beyond this many are read with the whole page instead of one by one. */
+const ENTRY_READS_BY_ID = 64;
 /** Prepared statement pairs kept for session-list query shapes. */
 const MAX_LIST_SHAPES = 32;
 /** Rows per multi-row event insert. */
@@ -47,6 +55,8 @@ type SessionPatch = Partial<Omit<SessionRecord, "id" | "createdAt">>;
 
 interface ListStatements {
   page: Stmt<[Record<string, unknown>], SessionRow>;
+  entries: Stmt<[Record<string, unknown>], EntryRaw>;
+  ids: Stmt<[Record<string, unknown>], string>;
   count: Stmt<[Record<string, unknown>], { n: number }>;
 }
 
@@ -83,6 +93,12 @@ export class SqliteSessionStore implements SessionStore {
   /** Per session, what `contextMessages` returns; least recently used first. The daemon is the database's only writer. */
   private readonly contextCache = new Map<string, CachedContext>();
   private contextChars = 0;
+  /**
+   * Listing entries by session id, frozen and shared, filled by `listEntries`. Every write of a session's row drops
+   * its entry (the daemon is the database's only writer), so a listing reads only the ordered ids (a covering index)
+   * plus the rows that changed since the last one.
+   */
+  private readonly entries = new Map<string, SessionListEntry>();
   private closed = false;
 
   private readonly q: Statements;
@@ -155,6 +171,7 @@ export class SqliteSessionStore implements SessionStore {
   /* ---- sessions ---- */
 
   createSession(rec: SessionRecord): void {
+    this.entries.delete(rec.id);
     this.q.insertSession.run(sessionToParams(rec));
     this.dropContext(rec.id);
   }
@@ -165,10 +182,12 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   updateSession(id: string, patch: SessionPatch): SessionRecord | undefined {
+    this.entries.delete(id);
     return this.updateTx(id, patch);
   }
 
   deleteSession(id: string): boolean {
+    this.entries.delete(id);
     this.dropContext(id);
     return this.deleteTx(id);
   }
@@ -183,6 +202,39 @@ export class SqliteSessionStore implements SessionStore {
    * or in some user/assistant message of the session (prefix match, terms may be in different messages).
    */
   listSessions(query: ListQuery): { sessions: SessionRecord[]; total: number } {
+    const { stmts, params, filter } = this.listQuery(query);
+    const sessions = stmts.page.all(params).map(sessionFromRow);
+    return { sessions, total: stmts.count.get(filter)?.n ?? 0 };
+  }
+
+  /** The same listing with only the fields a summary shows: the JSON columns (usage, meta) are never read. */
+  listEntries(query: ListQuery): { sessions: SessionListEntry[]; total: number } {
+    const { stmts, params, filter } = this.listQuery(query);
+    const total = stmts.count.get(filter)?.n ?? 0;
+    const ids = stmts.ids.all(params);
+    const sessions: SessionListEntry[] = new Array(ids.length);
+    const missing: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const e = this.entries.get(ids[i] as string);
+      if (e) sessions[i] = e;
+      else missing.push(i);
+    }
+    if (missing.length > ENTRY_READS_BY_ID) {
+      const page = stmts.entries.all(params).map(entryFromRaw);
+      for (const e of page) this.entries.set(e.id, Object.freeze(e));
+      return { sessions: page, total };
+    }
+    for (const i of missing) {
+      const raw = this.q.entryById.get(ids[i] as string);
+      if (!raw) throw new Error(`session ${ids[i]} vanished during a listing`);
+      const e = Object.freeze(entryFromRaw(raw));
+      this.entries.set(e.id, e);
+      sessions[i] = e;
+    }
+    return { sessions, total };
+  }
+
+  private listQuery(query: ListQuery) {
     const terms = searchTerms(query.q);
     const stmts = this.listStatements(terms);
     const params: Record<string, unknown> = {
@@ -193,10 +245,8 @@ export class SqliteSessionStore implements SessionStore {
       params[`like${i}`] = t.like;
       if (t.fts !== null) params[`fts${i}`] = t.fts;
     });
-    const sessions = stmts.page.all(params).map(sessionFromRow);
     const { limit: _l, offset: _o, ...filter } = params;
-    const total = stmts.count.get(filter)?.n ?? 0;
-    return { sessions, total };
+    return { stmts, params, filter };
   }
 
   /** One statement pair per query shape (number of terms, which are indexable), built on first use. */
@@ -217,6 +267,16 @@ export class SqliteSessionStore implements SessionStore {
         page: this.db.prepare(
           `SELECT ${SESSION_COLS} FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
         ),
+        entries: this.db
+          .prepare<[Record<string, unknown>], EntryRaw>(
+            `SELECT ${ENTRY_COLS} FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
+          )
+          .raw(true),
+        ids: this.db
+          .prepare<[Record<string, unknown>], string>(
+            `SELECT s.id FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
+          )
+          .pluck(true),
         count: this.db.prepare(`SELECT COUNT(*) AS n FROM sessions s ${where}`),
       };
       this.listCache.set(key, stmts);
@@ -227,6 +287,7 @@ export class SqliteSessionStore implements SessionStore {
   /* ---- messages ---- */
 
   appendMessage(sessionId: string, msg: NewMessage): StoredMessage {
+    this.entries.delete(sessionId);
     const stored = this.appendTx(sessionId, msg);
     const cached = this.contextCache.get(sessionId);
     if (cached && stored.inContext) {
@@ -299,6 +360,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** The seq counter is kept: a seq that was undone is never handed out again (clients may still show it). */
   truncateMessages(sessionId: string, fromSeq: number): void {
+    this.entries.delete(sessionId);
     this.dropContext(sessionId);
     this.truncateTx(sessionId, fromSeq);
   }
@@ -418,6 +480,7 @@ function prepareStatements(db: Database.Database) {
         model = @model, cwd = @cwd, mode = @mode, is_sandbox = @is_sandbox, share_token = @share_token,
         message_count = @message_count, usage = @usage, meta = @meta, updated_at = @updated_at
       WHERE id = @id`),
+    entryById: db.prepare<[string], EntryRaw>(`SELECT ${ENTRY_COLS} FROM sessions s WHERE s.id = ?`).raw(true),
     getSession: prep<[string], SessionRow>(`SELECT ${SESSION_COLS} FROM sessions s WHERE s.id = ?`),
     byShareToken: prep<[string], SessionRow>(`SELECT ${SESSION_COLS} FROM sessions s WHERE s.share_token = ?`),
     deleteSession: prep<[string]>("DELETE FROM sessions WHERE id = ?"),
