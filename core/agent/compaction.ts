@@ -31,7 +31,7 @@ function transcript(rows: StoredMessage[]): string {
  * context); the summary rides in the system prompt. Returns false when there was nothing to compact or it failed.
  */
 export async function compactIfNeeded(opts: {
-  deps: AgentDeps;
+  deps: Pick<AgentDeps, "store">;
   rec: SessionRecord;
   provider: Provider;
   signal: AbortSignal;

@@ -1,7 +1,7 @@
 import type { ChatMessage, Persona, Provider, ToolDefinition } from "../contributions.js";
 import type { EventBus, SessionEvent } from "../events.js";
 import type { Logger } from "../logger.js";
-import type { SessionRecord } from "../session-types.js";
+import type { SessionRecord, SessionStatus } from "../session-types.js";
 import type { SessionStore } from "../store.js";
 
 export type UserContent =
@@ -52,6 +52,13 @@ export interface AgentDeps {
   settings: AgentSettings;
   /** Persists a metadata change and announces it (SessionService.update). */
   updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord;
+  /** A turn started or ended: the session layer records and announces the status it is told (no read-back). */
+  statusChanged(id: string, status: SessionStatus): void;
+  /**
+   * The set of running sessions changed (crash-recovery marker). Called synchronously at a turn's start, before
+   * the chat is acknowledged, and after a turn's `end` is published.
+   */
+  onRunningChange(ids: string[]): void;
 }
 
 export type { ChatMessage };
