@@ -376,7 +376,7 @@ export class SessionService {
     this.events.forget(id);
     this.store.deleteSession(id);
     this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
-    this.bus.emit("session.deleted", { sessionId: id, session: summary });
+    this.bus.emit({ type: "session.deleted", sessionId: id, session: summary });
   }
 
   /** Persists a metadata change and announces it on both streams. */
@@ -401,7 +401,7 @@ export class SessionService {
     const summary = this.summary(rec, undefined, status);
     this.events.publish(rec.id, { type, session: summary });
     this.events.publishFeed({ type, sessionId: rec.id, session: summary });
-    this.bus.emit(type === "session_created" ? "session.created" : "session.updated", { session: summary });
+    this.bus.emit({ type: type === "session_created" ? "session.created" : "session.updated", session: summary });
   }
 
   private personaNames(): string[] {

@@ -1,5 +1,5 @@
 import type { Provider } from "../contributions.js";
-import type { EndReason, SessionEvent } from "../events.js";
+import type { AppendedMessage, EndReason, SessionEvent } from "../events.js";
 import type { SessionRecord, StoredMessage } from "../session-types.js";
 import type { CallOutcome } from "./model-call.js";
 import type { ActiveTurn } from "./turn-queue.js";
@@ -15,10 +15,10 @@ type Emit = (e: SessionEvent) => void;
 export class TurnBookkeeping {
   constructor(private readonly deps: AgentDeps) {}
 
-  /** A turn started: `status: running` on the session stream, `turn.start` on the bus, the summary on the feed. */
+  /** A turn started: `status: running` on the session stream, `turn.started` on the bus, the summary on the feed. */
   started(rec: SessionRecord, t: ActiveTurn, emit: Emit): void {
     emit({ type: "status", status: "running", startedAt: t.startedAt });
-    this.deps.bus.emit("turn.start", { sessionId: rec.id, cwd: rec.cwd });
+    this.deps.bus.emit({ type: "turn.started", sessionId: rec.id, cwd: rec.cwd, startedAt: t.startedAt });
     this.deps.statusChanged(rec.id, "running");
   }
 
@@ -32,7 +32,7 @@ export class TurnBookkeeping {
     emit({ type: "end", reason });
   }
 
-  /** The session is idle again: `status: idle`, the session totals, the summary, `turn.end` on the bus. */
+  /** The session is idle again: `status: idle`, the session totals, the summary, `turn.ended` on the bus. */
   ended(t: ActiveTurn, reason: EndReason, emit: Emit): SessionRecord | undefined {
     emit({ type: "status", status: "idle" });
     const rec = this.deps.store.getSession(t.sessionId);
@@ -40,12 +40,15 @@ export class TurnBookkeeping {
       emit({ type: "session_end", usage: rec.usage, messageCount: rec.messageCount });
       this.deps.statusChanged(t.sessionId, "idle");
     }
-    this.deps.bus.emit("turn.end", { sessionId: t.sessionId, reason });
+    this.deps.bus.emit({ type: "turn.ended", sessionId: t.sessionId, reason });
     return rec;
   }
 
-  /** Stores a user message; the first one (not a reminder) of an untitled session names it. */
-  persistUser(sessionId: string, m: QueuedMessage, meta?: Record<string, unknown>): StoredMessage {
+  /**
+   * Stores a user message; the first one (not a reminder) of an untitled session names it. `opensTurn`: the message
+   * a turn starts with (announced so on the bus, e.g. for file checkpoints).
+   */
+  persistUser(sessionId: string, m: QueuedMessage, meta?: Record<string, unknown>, opensTurn = false): StoredMessage {
     const stored = this.deps.store.appendMessage(sessionId, {
       role: "user",
       content: m.content,
@@ -61,6 +64,9 @@ export class TurnBookkeeping {
       const title = text.replace(/\s+/g, " ").trim();
       if (title) this.deps.updateSession(sessionId, { title: title.length > 60 ? `${title.slice(0, 60)}…` : title });
     }
+    const message: AppendedMessage = { role: "user", seq: stored.seq };
+    if (m.clientMessageId) message.clientMessageId = m.clientMessageId;
+    this.deps.bus.emit({ type: "message.appended", sessionId, message, opensTurn });
     return stored;
   }
 
@@ -125,5 +131,8 @@ export class TurnBookkeeping {
       thinking: out.thinking,
       toolCalls: toolCalls.length ? toolCalls : undefined,
     });
+    const message: AppendedMessage = { role: "assistant", seq: stored.seq };
+    if (toolCalls.length) message.toolCalls = toolCalls;
+    this.deps.bus.emit({ type: "message.appended", sessionId: rec.id, message, opensTurn: false });
   }
 }

@@ -46,7 +46,7 @@ export async function runTools(
           ...result.images.map((i) => ({ type: "image_url" as const, image_url: { url: i.dataUrl } })),
         ]
       : resultForModel(result);
-    deps.store.appendMessage(rec.id, {
+    const stored = deps.store.appendMessage(rec.id, {
       role: "tool",
       toolCallId: call.id,
       toolName: call.name,
@@ -62,6 +62,12 @@ export async function runTools(
     if (result.error) wire.error = result.error;
     if (result.images?.length) wire.imageCount = result.images.length;
     emit({ type: "tool_end", id: call.id, name: call.name, status: result.isError ? "error" : "ok", result: wire });
+    deps.bus.emit({
+      type: "message.appended",
+      sessionId: rec.id,
+      message: { role: "tool", seq: stored.seq, toolCallId: call.id, toolName: call.name },
+      opensTurn: false,
+    });
   };
   const context = (call: PendingCall): ToolContext => ({
     sessionId: rec.id,

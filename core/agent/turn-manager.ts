@@ -172,7 +172,7 @@ export class TurnManager implements TurnController {
   private async run(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void): Promise<void> {
     let reason: EndReason = "error";
     try {
-      const msg = this.books.persistUser(t.sessionId, first);
+      const msg = this.books.persistUser(t.sessionId, first, undefined, true);
       const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
       // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
       if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
