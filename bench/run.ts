@@ -10,7 +10,7 @@ import { type BootResult, bootBench, printBoot } from "./boot.js";
 import { printGoals } from "./goals.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
-import { int, mib, ms, printTable } from "./lib/stats.js";
+import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
@@ -23,6 +23,7 @@ import {
 } from "./streaming.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
+import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
 
 const TOKENS = 2000;
 const GAP_MS = 1;
@@ -32,7 +33,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=1-2,3,4a,4b,4c runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -71,6 +72,7 @@ let loadPaced: LoadResult | undefined;
 let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
+let web: WebUiResult | undefined;
 let proc: ProcessResult | undefined;
 
 await section("0. processes", async () => {
@@ -137,6 +139,16 @@ await section("5. terminal client", async () => {
   }
 });
 
+await section("6. web UI", async () => {
+  const bd = await bootDaemon({ providerUrl: fake.url });
+  try {
+    web = await webUiBench(fake, bd, cwd, 5);
+    printWebUi(web);
+  } finally {
+    await bd.cleanup();
+  }
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -194,6 +206,11 @@ if (terminal) {
   if (t.chat)
     rows.push(["agentd chat first screen (tmux): bare node / agentd", ms(t.chat.bareNode.p50), ms(t.chat.agentd.p50)]);
   if (t.stream) rows.push(["agentd chat CPU ms per 1,000 tokens", "", ms(t.stream.cpuMsPer1000)]);
+}
+if (web) {
+  rows.push(["web UI: first-page JavaScript + CSS, gzip (KB)", "", (web.firstPageGzip / 1024).toFixed(1)]);
+  rows.push(["web UI: 1,000-message session, latest messages painted p50", "", ms(summarize(web.openWarm).p50)]);
+  rows.push(["web UI: 2,000 tokens, long tasks > 50 ms / longest", "", `${web.longTasks} / ${ms(web.longestTaskMs)}`]);
 }
 printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows, [
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,

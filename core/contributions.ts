@@ -86,6 +86,18 @@ export interface ToolContext {
   confirm(req: ConfirmationRequest): Promise<boolean>;
   /** Asks the user questions (a `question` event); resolves with one answer per question. Rejects on abort. */
   ask(questions: Question[]): Promise<QuestionAnswer[]>;
+  /**
+   * The editor attached to the session (an ACP client offering its file system), when there is one: file tools
+   * read and write text files through it, so unsaved buffers are what the model sees. Rejections mean the editor
+   * refused or is gone; reads then fall back to the disk.
+   */
+  readonly editor?: EditorFs;
+}
+
+/** Text file access through the user's editor (absolute paths). Absent operations are not offered. */
+export interface EditorFs {
+  read?(path: string): Promise<string>;
+  write?(path: string, content: string): Promise<void>;
 }
 
 export interface ToolDefinition<A = Record<string, unknown>> {
@@ -97,6 +109,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   readOnly?: boolean;
   /** Session modes in which the model is offered this tool (default: both). */
   modes?: Array<"build" | "plan">;
+  /** Offered in this session only (e.g. the MCP servers an editor gave one session); default: every session. */
+  sessionId?: string;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -5,7 +5,7 @@ import type { StoredEvent } from "./session-types.js";
 import type { EventToAppend, SessionStore } from "./store.js";
 
 /** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
-const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output"]);
+const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;

@@ -69,6 +69,10 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
     throw err;
   }
   process.stdout.write(`agentd ${VERSION} listening on ${daemon.url} (home ${daemon.home})\n`);
+  // Printed, never logged: the link signs a browser in once, within a few minutes (`agentd open` mints another).
+  const { loginLink } = await import("./http/auth.js");
+  const info = readServerInfo(daemon.home);
+  if (info) process.stdout.write(`Open the web UI: ${loginLink(daemon.url, info.token)}\n`);
   if (pending) {
     signals = 0;
     shutdown(pending);
@@ -134,6 +138,27 @@ async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
   process.stdout.write(`${info.token}\n`);
 }
 
+/** Prints a one-time sign-in link to the running daemon's web UI and opens it in the default browser. */
+async function open(opts: { home?: string; print?: boolean }): Promise<void> {
+  const { resolveHome } = await import("./config.js");
+  const home = resolveHome(opts.home);
+  const info = readServerInfo(home);
+  if (!info || !(await verifiedDaemon(info))) {
+    process.stderr.write("agentd is not running (start it with `agentd serve`)\n");
+    process.exitCode = 1;
+    return;
+  }
+  const { loginLink } = await import("./http/auth.js");
+  const link = loginLink(info.url, info.token);
+  process.stdout.write(`${link}\n`);
+  if (opts.print) return;
+  const { spawn } = await import("node:child_process");
+  const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  const child = spawn(opener, [link], { stdio: "ignore", detached: true });
+  child.on("error", () => process.stderr.write(`agentd: could not run ${opener}; open the link above yourself\n`));
+  child.unref();
+}
+
 const program = new Command()
   .name("agentd")
   .description("Local coding-agent daemon with a stable HTTP API (/api/v1)")
@@ -164,6 +189,20 @@ program
   .description("print the access token of the running daemon")
   .option("--rotate", "create a new token (the running daemon picks it up)")
   .action((o: { rotate?: boolean }) => token({ ...o, home: program.opts().home }));
+
+program
+  .command("open")
+  .description("print a one-time sign-in link to the web UI and open it in the browser")
+  .option("--print", "only print the link")
+  .action((o: { print?: boolean }) => open({ ...o, home: program.opts().home }));
+
+program
+  .command("acp")
+  .description("run as an Agent Client Protocol agent on stdin/stdout (for editors such as Zed)")
+  .action(async () => {
+    const { runAcp } = await import("../clients/acp/run.js");
+    await runAcp({ home: program.opts().home });
+  });
 
 // Plugin management: the implementation is imported on use, so daemon start-up never loads it.
 const pluginCmd = program.command("plugin").description("install, list, remove and scaffold third-party plugins");

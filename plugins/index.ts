@@ -17,6 +17,7 @@ import toolsFs from "./tools-fs/index.js";
 import toolsMemory from "./tools-memory/index.js";
 import toolsShell from "./tools-shell/index.js";
 import toolsWeb from "./tools-web/index.js";
+import webUi from "./web-ui/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
 export const builtinPlugins: Plugin[] = [
@@ -38,4 +39,5 @@ export const builtinPlugins: Plugin[] = [
   themes,
   ssh,
   share,
+  webUi,
 ];

@@ -95,6 +95,8 @@ export interface TestDaemonOptions {
   builtins?: PluginSource[];
   /** Reuse a home (restart tests). */
   home?: string;
+  /** Listen port (default 0: any free port); a restart test passes the previous one so clients find it again. */
+  port?: number;
 }
 
 export interface TestDaemon extends ApiClient {
@@ -129,7 +131,7 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
   const dopts: DaemonOptions = {
     home,
     host: "127.0.0.1",
-    port: 0,
+    port: opts.port ?? 0,
     env: cleanEnv({ AGENTD_LOG_LEVEL: "warn", ...opts.env }),
     extraPlugins: opts.extraPlugins,
     builtins: opts.builtins,
@@ -164,6 +166,8 @@ export interface DaemonProcess {
   info: ServerInfo;
   client: ApiClient;
   stderr(): string;
+  /** What it printed so far (the listening line, the one-time sign-in link). */
+  stdout(): string;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
 }
@@ -184,7 +188,10 @@ export async function spawnDaemon(
   child.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
   });
-  child.stdout?.resume();
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   let done = false;
@@ -201,5 +208,5 @@ export async function spawnDaemon(
     await new Promise((r) => setTimeout(r, 25));
   }
   const info = JSON.parse(readFileSync(file, "utf8")) as ServerInfo;
-  return { child, info, client: new ApiClient(info.url, info.token), stderr: () => err, exited };
+  return { child, info, client: new ApiClient(info.url, info.token), stderr: () => err, stdout: () => out, exited };
 }

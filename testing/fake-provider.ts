@@ -97,6 +97,8 @@ export interface FakeProvider {
   script(...turns: TurnInput[]): void;
   /** Turns that answer, in order, the requests matching `predicate`, ahead of the queue. */
   scriptFor(predicate: (body: ChatRequestBody) => boolean, ...turns: TurnInput[]): void;
+  /** Drops every scripted turn not consumed yet (a test that failed half-way leaves none to the next). */
+  clearScript(): void;
   /** What GET /v1/models answers: a model list, or a failure. */
   setModels(models: Array<string | ModelSpec> | FailureTurn): void;
   /**
@@ -240,6 +242,10 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     },
     scriptFor(predicate, ...turns) {
       matchers.push({ predicate, turns: turns.map(toTurn) });
+    },
+    clearScript() {
+      queue.length = 0;
+      matchers.length = 0;
     },
     setModels(list) {
       models = list;

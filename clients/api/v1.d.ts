@@ -140,6 +140,19 @@ export interface paths {
      */
     get: operations["getSessionDiff"];
   };
+  "/api/v1/sessions/{id}/editor": {
+    /**
+     * Attach the user's editor: the file tools read and write through it (editor_fs_request events)
+     * @description For editor clients (agentd acp) whose editor offers its file system. While attached, read/edit see the editor's buffers and write/edit go through it: each access is an `editor_fs_request {id, op, path, content?}` event answered with POST /sessions/{id}/editor/reply. An editor that does not answer within 30 s is detached and the disk is used again. Both flags false detaches.
+     */
+    post: operations["attachEditor"];
+    /** Detach the editor; the file tools use the disk again (200 also when none is attached) */
+    delete: operations["detachEditor"];
+  };
+  "/api/v1/sessions/{id}/editor/reply": {
+    /** Answer an editor_fs_request: the file's text for a read, nothing for a write, or the editor's error */
+    post: operations["replyEditorRequest"];
+  };
   "/api/v1/sessions/{id}/events": {
     /** Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events */
     get: operations["streamSession"];
@@ -211,6 +224,13 @@ export interface paths {
      * @description Decoded size at most 26214400 bytes (413 above). Executables, libraries, installers and shell/OS scripts are refused (400) by extension, declared type and content. The name is reduced to a plain file name; an existing name gets " (1)", " (2)"... before its extension.
      */
     post: operations["uploadAttachment"];
+  };
+  "/api/v1/sessions/{id}/mcp-servers": {
+    /**
+     * Set the MCP servers of one session (an editor's); their tools are offered to that session only
+     * @description Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, headers}}`); relative paths resolve against the session's working directory. Replaces the session's previous set (`{}` closes them all); servers connect in the background, so the answer usually says `connecting`. Not persisted: gone when the daemon restarts or the session is deleted.
+     */
+    put: operations["setSessionMcpServers"];
   };
   "/api/v1/sessions/{id}/mode": {
     /** Switch between build and plan mode (refused while a turn runs) */
@@ -572,6 +592,17 @@ export interface components {
       error?: unknown;
       images?: string[];
     };
+    /** EditorAttachRequest */
+    EditorAttachRequest: {
+      readTextFile: boolean;
+      writeTextFile: boolean;
+    };
+    /** EditorReply */
+    EditorReply: {
+      id: string;
+      content?: string;
+      error?: string;
+    };
     /** Error */
     Error: {
       /** @description A readable message */
@@ -727,9 +758,11 @@ export interface components {
     /** McpServerStatus */
     McpServerStatus: {
       name: string;
-      scope: "global" | "project";
+      scope: "global" | "project" | "session";
       /** @description Project root, for project servers */
       project?: string;
+      /** @description The session, for servers given to one session */
+      sessionId?: string;
       transport: "stdio" | "http" | "unknown";
       state: "connecting" | "connected" | "failed" | "disabled";
       error?: string;
@@ -983,6 +1016,15 @@ export interface components {
         compactionSummary?: string;
       };
       messages: components["schemas"]["ExportedMessage"][];
+    };
+    /** SessionMcpServers */
+    SessionMcpServers: {
+      /** @description Server name -> server entry (checked like the config key; invalid entries are listed as failed) */
+      mcpServers: {
+        [key: string]: {
+          [key: string]: unknown;
+        };
+      };
     };
     /** SessionPage */
     SessionPage: {
@@ -2421,6 +2463,172 @@ export interface operations {
       };
     };
   };
+  /**
+   * Attach the user's editor: the file tools read and write through it (editor_fs_request events)
+   * @description For editor clients (agentd acp) whose editor offers its file system. While attached, read/edit see the editor's buffers and write/edit go through it: each access is an `editor_fs_request {id, op, path, content?}` event answered with POST /sessions/{id}/editor/reply. An editor that does not answer within 30 s is detached and the disk is used again. Both flags false detaches.
+   */
+  attachEditor: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EditorAttachRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Detach the editor; the file tools use the disk again (200 also when none is attached) */
+  detachEditor: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Answer an editor_fs_request: the file's text for a read, nothing for a write, or the editor's error */
+  replyEditorRequest: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EditorReply"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      202: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** Server-sent events of one session: a status frame, replay after Last-Event-ID, then live events */
   streamSession: {
     parameters: {
@@ -3237,6 +3445,67 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["UploadedAttachment"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set the MCP servers of one session (an editor's); their tools are offered to that session only
+   * @description Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, headers}}`); relative paths resolve against the session's working directory. Replaces the session's previous set (`{}` closes them all); servers connect in the background, so the answer usually says `connecting`. Not persisted: gone when the daemon restarts or the session is deleted.
+   */
+  setSessionMcpServers: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SessionMcpServers"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["McpServerStatus"][];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */

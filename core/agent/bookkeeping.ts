@@ -29,7 +29,7 @@ export class TurnBookkeeping {
       const provider = this.deps.provider(ended)?.id;
       emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
     }
-    emit({ type: "end", reason });
+    emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
   }
 
   /** The session is idle again: `status: idle`, the session totals, the summary, `turn.ended` on the bus. */
@@ -83,7 +83,7 @@ export class TurnBookkeeping {
   }
 
   /** Adds a model call's tokens to the session's totals and announces the call's usage. */
-  usage(rec: SessionRecord, out: CallOutcome, emit: Emit): void {
+  usage(rec: SessionRecord, out: CallOutcome, contextWindow: number, emit: Emit): void {
     if (!out.usage) return;
     const u = { ...rec.usage };
     u.promptTokens += out.usage.promptTokens;
@@ -97,6 +97,7 @@ export class TurnBookkeeping {
       usage: out.usage,
       generationMs: Math.round(out.generationMs),
       ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+      contextWindow,
     });
   }
 

@@ -1,6 +1,7 @@
 export * from "./compaction.js";
 export * from "./context.js";
 export * from "./dispatch.js";
+export * from "./editor-fs.js";
 export * from "./interaction.js";
 export * from "./model-call.js";
 export * from "./prompt.js";

@@ -3,11 +3,17 @@ import type { SessionEvent } from "../events.js";
 import type { SessionRecord, StoredMessage } from "../session-types.js";
 import { abortedResult } from "../tools.js";
 import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.js";
+import type { EditorFsBroker } from "./editor-fs.js";
 import type { SessionInteractions } from "./interaction.js";
 import { plansDirOf } from "./prompt.js";
 import { busToolHooks } from "./tool-hooks.js";
 import type { ActiveTurn } from "./turn-queue.js";
 import type { AgentDeps } from "./types.js";
+
+/** Whether a session is offered a tool: its mode allows it, and it is not another session's own tool. */
+export function offered(tool: ToolDefinition, rec: SessionRecord): boolean {
+  return (!tool.modes || tool.modes.includes(rec.mode)) && (!tool.sessionId || tool.sessionId === rec.id);
+}
 
 /** How long running tools get to settle after an abort before they are recorded as aborted. */
 const ABORT_GRACE_MS = 2000;
@@ -30,11 +36,12 @@ export async function runTools(
   rec: SessionRecord,
   calls: PendingCall[],
   interactions: SessionInteractions,
+  editors: EditorFsBroker,
   emit: (e: SessionEvent) => void,
 ): Promise<ToolRun[]> {
   const signal = t.ac.signal;
   const byName = new Map<string, ToolDefinition>();
-  for (const tool of deps.tools()) if (!tool.modes || tool.modes.includes(rec.mode)) byName.set(tool.name, tool);
+  for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
   const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
   const recorded = new Map<string, ToolResult>();
   const record = (call: PendingCall, result: ToolResult) => {
@@ -80,6 +87,7 @@ export async function runTools(
     emit: (e) => emit({ ...e, toolCallId: call.id }),
     confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
     ask: (questions: Question[]) => interactions.ask(questions, signal),
+    editor: editors.forTool(rec.id, signal),
   });
   const dispatched = dispatchToolCalls(calls, {
     lookup: (name) => byName.get(name),

@@ -3,10 +3,11 @@ import type { SessionRecord } from "../session-types.js";
 import type { TurnBookkeeping } from "./bookkeeping.js";
 import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
+import type { EditorFsBroker } from "./editor-fs.js";
 import type { SessionInteractions } from "./interaction.js";
 import { streamModelCall } from "./model-call.js";
 import { systemPrompt } from "./prompt.js";
-import { runTools } from "./tool-runner.js";
+import { offered, runTools } from "./tool-runner.js";
 import type { ActiveTurn } from "./turn-queue.js";
 import type { AgentDeps, TodoItem } from "./types.js";
 
@@ -17,6 +18,7 @@ export interface LoopParts {
   deps: AgentDeps;
   books: TurnBookkeeping;
   interactions(sessionId: string): SessionInteractions;
+  editors: EditorFsBroker;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
         type: "notice",
         message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
       });
+      t.capped = true;
       return "stop";
     }
     iterations++;
@@ -50,7 +53,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
       return "error";
     }
-    const tools = deps.tools().filter((tool) => !tool.modes || tool.modes.includes(rec.mode));
+    const tools = deps.tools().filter((tool) => offered(tool, rec));
     const build = (r: SessionRecord) => {
       const messages = toProviderMessages(
         systemPrompt({
@@ -98,7 +101,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       t.blocks,
     );
     if (out.usage) lastPromptTokens = out.usage.promptTokens;
-    books.usage(rec, out, emit);
+    books.usage(rec, out, window, emit);
     // A call cut short keeps what was streamed, but never half-received tool calls.
     const complete = out.finish !== undefined && !out.aborted && !out.error;
     const toolCalls = complete ? out.toolCalls : [];
@@ -143,7 +146,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       if (t.steering.length) continue;
       return "stop";
     }
-    const results = await runTools(deps, t, rec, toolCalls, parts.interactions(rec.id), emit);
+    const results = await runTools(deps, t, rec, toolCalls, parts.interactions(rec.id), parts.editors, emit);
     emit({ type: "turn_end", toolResults: results });
     if (signal.aborted) return "aborted";
     if (results.some((r) => r.result?.endsTurn) && !t.steering.length) return "stop";

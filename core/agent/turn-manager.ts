@@ -5,6 +5,7 @@ import type { SessionRecord, SessionStatus } from "../session-types.js";
 import { createToken } from "../tokens.js";
 import type { TurnController } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
+import { EditorFsBroker } from "./editor-fs.js";
 import { SessionInteractions } from "./interaction.js";
 import { runLoop } from "./turn-loop.js";
 import { type ActiveTurn, TurnQueue } from "./turn-queue.js";
@@ -36,10 +37,13 @@ export class TurnManager implements TurnController {
   private readonly queue: TurnQueue;
   private readonly books: TurnBookkeeping;
   private readonly interactions = new Map<string, SessionInteractions>();
+  /** Editors attached to sessions, through which the file tools read and write. */
+  readonly editors: EditorFsBroker;
 
   constructor(private readonly deps: AgentDeps) {
     this.queue = new TurnQueue((sessionId, id) => deps.store.hasClientMessageId(sessionId, id));
     this.books = new TurnBookkeeping(deps);
+    this.editors = new EditorFsBroker((id, e) => deps.publish(id, e));
   }
 
   /* ---------- TurnController (read by the session layer) ---------- */
@@ -178,7 +182,7 @@ export class TurnManager implements TurnController {
       if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
       emit({ type: "user_message", message });
       reason = await runLoop(
-        { deps: this.deps, books: this.books, interactions: (id) => this.interactionsOf(id) },
+        { deps: this.deps, books: this.books, interactions: (id) => this.interactionsOf(id), editors: this.editors },
         t,
         emit,
       );

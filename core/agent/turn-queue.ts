@@ -15,6 +15,8 @@ export interface ActiveTurn {
   budget: number | undefined;
   /** Set once the turn has ended: late tool results are no longer recorded. */
   finished: boolean;
+  /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
+  capped?: boolean;
   done: Promise<void>;
 }
 

@@ -26,6 +26,8 @@ export class Authenticator {
   private token: string;
   private cookieKey: Buffer;
   private readonly failures = new Map<string, number[]>();
+  /** Nonces of redeemed sign-in codes, until they expire anyway. */
+  private readonly usedCodes = new Map<string, number>();
 
   constructor(token: string) {
     this.token = token;
@@ -84,6 +86,22 @@ export class Authenticator {
     this.failures.set(addr, list);
   }
 
+  /** Exchanges a one-time sign-in code (see mintLoginCode) for a cookie: valid once, before it expires. */
+  redeemLoginCode(code: string): boolean {
+    const parts = code.split(".");
+    if (parts.length !== 3) return false;
+    const [exp, nonce, mac] = parts as [string, string, string];
+    const now = Date.now();
+    if (!/^\d+$/.test(exp) || Number(exp) * 1000 < now || Number(exp) * 1000 > now + LOGIN_CODE_MAX_TTL_MS) {
+      return false;
+    }
+    if (!safeEqual(mac, loginCodeMac(this.cookieKey, exp, nonce))) return false;
+    for (const [n, e] of this.usedCodes) if (e * 1000 < now) this.usedCodes.delete(n);
+    if (this.usedCodes.has(nonce)) return false;
+    this.usedCodes.set(nonce, Number(exp));
+    return true;
+  }
+
   private verifyCookie(value: string): boolean {
     const parts = value.split(".");
     if (parts.length !== 3) return false;
@@ -95,6 +113,29 @@ export class Authenticator {
   private mac(body: string): string {
     return createHmac("sha256", this.cookieKey).update(body).digest("base64url");
   }
+}
+
+/** Sign-in links live this long: long enough to click, short enough that a copied link is soon worthless. */
+export const LOGIN_CODE_TTL_MS = 5 * 60_000;
+const LOGIN_CODE_MAX_TTL_MS = 15 * 60_000;
+
+function loginCodeMac(key: Buffer, exp: string, nonce: string): string {
+  return createHmac("sha256", key).update(`login-code:${exp}.${nonce}`).digest("base64url");
+}
+
+/**
+ * A one-time sign-in code `<expiry>.<nonce>.<mac>`, signed with the key derived from the token. Whoever holds the
+ * token (the daemon, or `agentd open` reading server.json) can mint one; the daemon accepts each nonce once.
+ */
+export function mintLoginCode(token: string, ttlMs = LOGIN_CODE_TTL_MS): string {
+  const exp = String(Math.floor((Date.now() + ttlMs) / 1000));
+  const nonce = randomBytes(16).toString("base64url");
+  return `${exp}.${nonce}.${loginCodeMac(deriveKey(token), exp, nonce)}`;
+}
+
+/** The URL that signs a browser in with a fresh one-time code. */
+export function loginLink(baseUrl: string, token: string): string {
+  return `${baseUrl}/login?code=${encodeURIComponent(mintLoginCode(token))}`;
 }
 
 function deriveKey(token: string): Buffer {
@@ -136,7 +177,10 @@ export function isCrossSite(req: IncomingMessage): boolean {
   if (site === "cross-site") return true;
   const origin = req.headers.origin;
   if (origin === undefined) return false;
-  if (origin === "null") return true;
+  // Chromium sends `Origin: null` for a same-origin form post when the page's Referrer-Policy is no-referrer (as
+  // ours is). Sec-Fetch-Site is set by the browser and cannot be forged by a page, so "same-origin" settles it;
+  // "same-site" would not (another port on localhost is the same site).
+  if (origin === "null") return site !== "same-origin";
   try {
     const u = new URL(origin);
     return u.host.toLowerCase() !== String(req.headers.host ?? "").toLowerCase();

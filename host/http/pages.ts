@@ -26,26 +26,41 @@ ${error ? `<p class="err">${escapeHtml(error)}</p>` : ""}<form method="post" act
   );
 }
 
+function html(res: Response, status: number, body: string): void {
+  res
+    .status(status)
+    .set({
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "no-store",
+      "Content-Security-Policy": PAGE_CSP,
+    })
+    .send(body);
+}
+
 function isSecure(req: Request): boolean {
   return req.secure || req.headers["x-forwarded-proto"] === "https";
 }
 
 /** The browser login flow (outside /api/v1): a token form that sets an HttpOnly SameSite=Strict cookie. */
-export function mountLoginPages(app: Express, auth: Authenticator, version: string): void {
+export function mountLoginPages(app: Express, auth: Authenticator): void {
   const express = loadExpress();
   const form = express.urlencoded({ extended: false, limit: "8kb" });
   const json = express.json({ limit: "8kb" });
-  const html = (res: Response, status: number, body: string) =>
-    res
-      .status(status)
-      .set({
-        "Content-Type": "text/html; charset=utf-8",
-        "Cache-Control": "no-store",
-        "Content-Security-Policy": PAGE_CSP,
-      })
-      .send(body);
 
   app.get("/login", (req, res) => {
+    const code = typeof req.query.code === "string" ? req.query.code : undefined;
+    if (code !== undefined) {
+      // The redirect takes the code out of the address bar (and history); Referrer-Policy keeps it from leaking.
+      if (!auth.redeemLoginCode(code)) {
+        return html(
+          res,
+          401,
+          loginPage("This sign-in link has expired or was already used. Run `agentd open` for a new one."),
+        );
+      }
+      res.set("Set-Cookie", auth.issueCookie(isSecure(req)));
+      return res.redirect(303, "/");
+    }
     if (auth.authenticate(req)) return res.redirect(302, "/");
     html(res, 200, loginPage());
   });
@@ -76,8 +91,15 @@ export function mountLoginPages(app: Express, auth: Authenticator, version: stri
     res.redirect(303, "/login");
   });
 
-  app.get("/", (req, res) => {
+  app.get("/", (req, res, next) => {
     if (!auth.authenticate(req)) return res.redirect(302, "/login");
+    next();
+  });
+}
+
+/** What `/` shows when no plugin (the web UI) serves it. Mounted after the plugin routes. */
+export function mountFallbackHome(app: Express, version: string): void {
+  app.get("/", (_req, res) => {
     html(
       res,
       200,

@@ -9,7 +9,7 @@ import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
 import { loadExpress } from "../lazy.js";
 import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
-import { mountLoginPages } from "./pages.js";
+import { mountFallbackHome, mountLoginPages } from "./pages.js";
 import { HttpSseStream, type SseHub } from "./sse.js";
 import { type CompiledValidators, compileRoute, describeErrors, warmValidators } from "./validation.js";
 
@@ -97,7 +97,7 @@ function buildApp(opts: HttpOptions): express.Express {
     next();
   });
 
-  mountLoginPages(app, opts.auth, opts.version);
+  mountLoginPages(app, opts.auth);
 
   // Routes are rebuilt lazily after the registry changes (plugins load or unload).
   let router: express.Router | undefined;
@@ -108,6 +108,7 @@ function buildApp(opts: HttpOptions): express.Express {
     router ??= buildRouter(opts);
     router(req, res, next);
   });
+  mountFallbackHome(app, opts.version);
 
   app.use((req: Request, res: Response) => {
     const api = req.path.startsWith("/api/");

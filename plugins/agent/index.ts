@@ -100,6 +100,7 @@ export default definePlugin({
     });
     ctx.services.provide(TurnControllerToken, manager);
     ctx.services.provide(TurnManagerToken, manager);
+    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
 
     const toolDeps: AgentToolDeps = {
       session: (id) => store().getSession(id),

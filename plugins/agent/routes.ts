@@ -169,6 +169,67 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
     }),
     defineRoute({
       method: "POST",
+      path: "/sessions/:id/editor",
+      operationId: "attachEditor",
+      summary: "Attach the user's editor: the file tools read and write through it (editor_fs_request events)",
+      description:
+        "For editor clients (agentd acp) whose editor offers its file system. While attached, read/edit see the " +
+        "editor's buffers and write/edit go through it: each access is an `editor_fs_request {id, op, path, " +
+        "content?}` event answered with POST /sessions/{id}/editor/reply. An editor that does not answer within " +
+        "30 s is detached and the disk is used again. Both flags false detaches.",
+      tags,
+      params: SessionIdParams,
+      body: T.Object(
+        { readTextFile: T.Boolean(), writeTextFile: T.Boolean() },
+        { title: "EditorAttachRequest", additionalProperties: false },
+      ),
+      responses: { 200: OkSchema },
+      handler: ({ params, body }) => {
+        svc().require(params.id);
+        turns().editors.attach(params.id, body);
+        return { body: { ok: true } };
+      },
+    }),
+    defineRoute({
+      method: "DELETE",
+      path: "/sessions/:id/editor",
+      operationId: "detachEditor",
+      summary: "Detach the editor; the file tools use the disk again (200 also when none is attached)",
+      tags,
+      params: SessionIdParams,
+      responses: { 200: OkSchema },
+      handler: ({ params }) => {
+        svc().require(params.id);
+        turns().editors.detach(params.id);
+        return { body: { ok: true } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/editor/reply",
+      operationId: "replyEditorRequest",
+      summary: "Answer an editor_fs_request: the file's text for a read, nothing for a write, or the editor's error",
+      tags,
+      params: SessionIdParams,
+      body: T.Object(
+        {
+          id: T.String({ minLength: 1, maxLength: 100 }),
+          content: T.Optional(T.String({ maxLength: 50 * 1024 * 1024 })),
+          error: T.Optional(T.String({ maxLength: 10_000 })),
+        },
+        { title: "EditorReply", additionalProperties: false },
+      ),
+      bodyLimit: 52 * 1024 * 1024,
+      errors: [409],
+      responses: { 202: OkSchema },
+      handler: ({ params, body }) => {
+        svc().require(params.id);
+        turns().editors.answer(params.id, body.id, body);
+        return { status: 202, body: { ok: true } };
+      },
+    }),
+    defineRoute({
+      method: "POST",
       path: "/sessions/:id/mode",
       operationId: "setMode",
       summary: "Switch between build and plan mode (refused while a turn runs)",

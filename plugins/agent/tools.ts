@@ -180,7 +180,9 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
       const provider = rec && deps.provider(rec);
       if (!rec || !provider)
         return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
-      const tools = deps.tools().filter((t) => t.readOnly && t.name !== "task");
+      const tools = deps
+        .tools()
+        .filter((t) => t.readOnly && t.name !== "task" && (!t.sessionId || t.sessionId === ctx.sessionId));
       const byName = new Map(tools.map((t) => [t.name, t]));
       const messages: Parameters<Provider["stream"]>[0]["messages"] = [
         { role: "system", content: SUBAGENT_PROMPT },

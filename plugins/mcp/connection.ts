@@ -16,17 +16,27 @@ import type { NamedRegistration, ToolNames } from "./tool-names.js";
 
 export type McpState = "connecting" | "connected" | "failed" | "disabled";
 
+export type McpScope = "global" | "project" | "session";
+
 export interface McpServerStatus {
   name: string;
-  scope: "global" | "project";
+  scope: McpScope;
   /** The project root, for project servers. */
   project?: string;
+  /** The session, for servers an editor gave one session (PUT /sessions/{id}/mcp-servers). */
+  sessionId?: string;
   transport: "stdio" | "http" | "unknown";
   state: McpState;
   /** Why the server failed (or is reconnecting); never contains configured env or header values. */
   error?: string;
   /** The agentd tool names registered for this server. */
   tools: string[];
+}
+
+/** The status fields naming a server's owner: its project root or its session. */
+export function ownerOf(scope: McpScope, owner: string | undefined): { project?: string; sessionId?: string } {
+  if (!owner) return {};
+  return scope === "session" ? { sessionId: owner } : { project: owner };
 }
 
 /** Where tools go: the plugin's `ctx.tools`, or anything with the same `add`. */
@@ -79,7 +89,8 @@ export class McpConnection {
   constructor(
     readonly name: string,
     readonly config: McpServerConfig,
-    readonly scope: "global" | "project",
+    readonly scope: McpScope,
+    /** The project root (project scope) or the session id (session scope). */
     readonly project: string | undefined,
     private readonly deps: ConnectionDeps,
   ) {
@@ -111,7 +122,7 @@ export class McpConnection {
     return {
       name: this.name,
       scope: this.scope,
-      ...(this.project ? { project: this.project } : {}),
+      ...ownerOf(this.scope, this.project),
       transport: this.config.transport,
       state: this.state,
       ...(this.error ? { error: this.error } : {}),

@@ -1,9 +1,12 @@
 import {
+  ApiError,
   createToken,
   definePlugin,
   defineRoute,
   type PluginContext,
   ProjectTrustToken,
+  SessionIdParams,
+  SessionServiceToken,
   SettingsToken,
   T,
 } from "../../core/index.js";
@@ -29,8 +32,9 @@ export const McpServersToken = createToken<McpServers>("mcp-servers");
 export const McpServerStatusSchema = T.Object(
   {
     name: T.String(),
-    scope: T.Union([T.Literal("global"), T.Literal("project")]),
+    scope: T.Union([T.Literal("global"), T.Literal("project"), T.Literal("session")]),
     project: T.Optional(T.String({ description: "Project root, for project servers" })),
+    sessionId: T.Optional(T.String({ description: "The session, for servers given to one session" })),
     transport: T.Union([T.Literal("stdio"), T.Literal("http"), T.Literal("unknown")]),
     state: T.Union([T.Literal("connecting"), T.Literal("connected"), T.Literal("failed"), T.Literal("disabled")]),
     error: T.Optional(T.String()),
@@ -82,6 +86,42 @@ export default definePlugin({
         handler: () => ({ body: manager.list() }),
       }),
     );
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    ctx.routes.add(
+      defineRoute({
+        method: "PUT",
+        path: "/sessions/:id/mcp-servers",
+        operationId: "setSessionMcpServers",
+        summary: "Set the MCP servers of one session (an editor's); their tools are offered to that session only",
+        description:
+          "Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, " +
+          "headers}}`); relative paths resolve against the session's working directory. Replaces the session's " +
+          "previous set (`{}` closes them all); servers connect in the background, so the answer usually says " +
+          "`connecting`. Not persisted: gone when the daemon restarts or the session is deleted.",
+        tags: ["mcp"],
+        params: SessionIdParams,
+        body: T.Object(
+          {
+            mcpServers: T.Unsafe<Record<string, Record<string, unknown>>>({
+              type: "object",
+              description:
+                "Server name -> server entry (checked like the config key; invalid entries are listed as failed)",
+              additionalProperties: { type: "object", additionalProperties: true },
+              maxProperties: 50,
+            }),
+          },
+          { title: "SessionMcpServers", additionalProperties: false },
+        ),
+        responses: { 200: T.Array(McpServerStatusSchema) },
+        handler: ({ params, body }) => {
+          const rec = sessions().require(params.id);
+          const { statuses, error } = manager.setSessionServers(rec.id, body.mcpServers, rec.cwd);
+          if (error) throw ApiError.badRequest(error);
+          return { body: statuses };
+        },
+      }),
+    );
+    ctx.events.on("session.deleted", ({ sessionId }) => void manager.forgetSession(sessionId));
   },
   start(ctx) {
     const manager = managers.get(ctx);

@@ -1,6 +1,13 @@
 import { type Disposable, type Logger, type ProjectTrust, silentLogger, toDisposable } from "../../core/index.js";
 import { loadProjectServers, type ParsedServers, parseServers, type ServerEntry } from "./config.js";
-import { type ConnectionOptions, McpConnection, type McpServerStatus, type ToolSink } from "./connection.js";
+import {
+  type ConnectionOptions,
+  McpConnection,
+  type McpScope,
+  type McpServerStatus,
+  ownerOf,
+  type ToolSink,
+} from "./connection.js";
 import { ToolNames } from "./tool-names.js";
 
 export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
@@ -25,7 +32,7 @@ export interface McpManagerDeps {
 class InvalidServer {
   constructor(
     private readonly entry: Extract<ServerEntry, { invalid: string }>,
-    private readonly scope: "global" | "project",
+    private readonly scope: McpScope,
     private readonly project: string | undefined,
   ) {}
   start(): void {}
@@ -35,7 +42,7 @@ class InvalidServer {
     return {
       name: this.entry.name,
       scope: this.scope,
-      ...(this.project ? { project: this.project } : {}),
+      ...ownerOf(this.scope, this.project),
       transport: this.entry.transport,
       state: "failed",
       error: `invalid configuration: ${this.entry.invalid}`,
@@ -122,6 +129,27 @@ export class McpManager {
     await Promise.all(done);
   }
 
+  /**
+   * The servers an editor gave one session (PUT /sessions/{id}/mcp-servers): connected in the background, their
+   * tools offered to that session only. `{}` (or undefined) closes them. Returns the session's server statuses.
+   */
+  setSessionServers(sessionId: string, raw: unknown, baseDir: string): { statuses: McpServerStatus[]; error?: string } {
+    const parsed = parseServers(raw ?? {}, baseDir);
+    if (parsed.error) return { statuses: this.sessionServers(sessionId), error: parsed.error };
+    void this.apply(sessionScope(sessionId), sessionId, parsed);
+    return { statuses: this.sessionServers(sessionId) };
+  }
+
+  sessionServers(sessionId: string): McpServerStatus[] {
+    return this.list().filter((s) => s.scope === "session" && s.sessionId === sessionId);
+  }
+
+  /** Closes a session's servers (the session was deleted). */
+  async forgetSession(sessionId: string): Promise<void> {
+    this.problemsByScope.delete(sessionScope(sessionId));
+    await this.apply(sessionScope(sessionId), sessionId, { servers: [] });
+  }
+
   /** Reconnects a server by name (a project server needs its project root). False when there is no such server. */
   reconnect(name: string, project?: string): boolean {
     const slot = this.slots.get(slotKey(project ?? GLOBAL, name));
@@ -187,11 +215,14 @@ export class McpManager {
       this.slots.delete(key);
       closing.push(slot.server.close());
     }
-    const kind = project ? "project" : "global";
+    const kind: McpScope = scope.startsWith(SESSION_PREFIX) ? "session" : project ? "project" : "global";
+    // A session's tools carry its id, so the agent loop offers them to that session only.
+    const sink: ToolSink =
+      kind === "session" ? { add: (tool) => this.deps.tools.add({ ...tool, sessionId: project }) } : this.deps.tools;
     for (const [key, entry] of wanted) {
       const server: Server = entry.config
         ? new McpConnection(entry.name, entry.config, kind, project, {
-            sink: this.deps.tools,
+            sink,
             names: this.names,
             log: this.log.child({ mcpServer: entry.name }),
             options: this.options,
@@ -216,6 +247,12 @@ export class McpManager {
       }
     }
   }
+}
+
+const SESSION_PREFIX = "session\0";
+
+function sessionScope(sessionId: string): string {
+  return `${SESSION_PREFIX}${sessionId}`;
 }
 
 function slotKey(scope: string, name: string): string {

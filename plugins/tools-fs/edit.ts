@@ -3,9 +3,11 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import {
   defineTool,
+  EditorGoneError,
   mkdirInside,
   readFileInside,
   T,
+  type ToolContext,
   type ToolDefinition,
   type ToolResult,
   toolError,
@@ -124,7 +126,12 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
             );
           }
           await mkdirInside(roots, path.dirname(abs));
-          await writeFileInside(roots, abs, newString);
+          const written = await writeResult(
+            { abs, roots, display, updated: newString, encoding: "utf8", first: 1, last: 1 },
+            "created",
+            ctx,
+          );
+          if (written.isError) return written;
           const created = `Created ${display} (${plural(Buffer.byteLength(newString), "byte")}).`;
           return { content: created, meta: { path: abs, created: true } };
         }
@@ -155,6 +162,10 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
           newString = Buffer.from(newString, "utf8").toString("latin1");
         }
         content = raw.toString(encoding);
+        // The editor's buffer (unsaved changes included) is what gets edited when an editor is attached.
+        if (encoding === "utf8" && ctx.editor?.read) {
+          content = (await ctx.editor.read(abs).catch(() => undefined)) ?? content;
+        }
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         return fsFailure(err, display);
@@ -171,7 +182,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
         return writeResult(
           { abs, roots, display, updated: newString, encoding, first: 1, last: 1 },
           "filled the empty file",
-          ctx.signal,
+          ctx,
         );
       }
 
@@ -213,7 +224,7 @@ export function createEditTool(limits: FsLimits): ToolDefinition {
       const first = lineOf(content, at[0] ?? 0);
       const last = first + newString.split("\n").length - 1;
       const summary = `replaced ${plural(at.length, "occurrence")}`;
-      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx.signal);
+      return writeResult({ abs, roots, display, updated, encoding, first, last }, summary, ctx);
     },
   });
 }
@@ -228,10 +239,21 @@ interface Edited {
   last: number;
 }
 
-async function writeResult(e: Edited, summary: string, signal: AbortSignal): Promise<ToolResult> {
-  signal.throwIfAborted();
+async function writeResult(e: Edited, summary: string, ctx: ToolContext): Promise<ToolResult> {
+  ctx.signal.throwIfAborted();
   try {
-    await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
+    // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
+    const viaEditor =
+      e.encoding === "utf8" && ctx.editor?.write
+        ? await ctx.editor.write(e.abs, e.updated).then(
+            () => "written" as const,
+            (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+          )
+        : "gone";
+    if (viaEditor === "gone") await writeFileInside(e.roots, e.abs, Buffer.from(e.updated, e.encoding));
+    else if (viaEditor !== "written") {
+      return toolError("permission_denied", `The editor did not write ${e.display}: ${viaEditor}`, "Ask the user.");
+    }
   } catch (err) {
     return fsFailure(err, e.display);
   }

@@ -180,6 +180,58 @@ export function createReadTool(limits: FsLimits): ToolDefinition {
   });
 }
 
+/** The editor's text of a file (its buffer, unsaved changes included), paged like a file on disk. */
+function editorSlice(text: string, abs: string, display: string, offset: number, limit: number, limits: FsLimits) {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const all = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
+  const s: Slice = {
+    lines: [],
+    first: offset,
+    last: offset - 1,
+    total: all.length,
+    byteCapped: false,
+    truncatedLines: 0,
+  };
+  let bytes = 0;
+  for (let i = offset - 1; i < all.length && s.lines.length < limit; i++) {
+    let line = all[i] as string;
+    if (line.length > limits.readMaxLineChars) {
+      line = `${line.slice(0, limits.readMaxLineChars)} … [line truncated: ${line.length} characters in total]`;
+      s.truncatedLines++;
+    }
+    const formatted = numbered(i + 1, line);
+    const size = Buffer.byteLength(formatted) + 1;
+    if (bytes + size > limits.readMaxBytes && s.lines.length > 0) {
+      s.byteCapped = true;
+      break;
+    }
+    s.lines.push(formatted);
+    s.last = i + 1;
+    bytes += size;
+  }
+  if (all.length === 0 && offset === 1) {
+    return { content: `${display} is empty (0 bytes).`, meta: { path: abs, totalLines: 0, source: "editor" } };
+  }
+  if (s.lines.length === 0) {
+    return toolError(
+      "invalid_arguments",
+      `offset ${offset} is past the end of ${display}, which has ${plural(all.length, "line")}.`,
+      "Use a smaller offset (lines are numbered from 1).",
+    );
+  }
+  return {
+    content: s.lines.join("\n") + footer(s, limits.readMaxLineChars),
+    meta: {
+      path: abs,
+      startLine: s.first,
+      endLine: s.last,
+      totalLines: s.total,
+      truncated: s.byteCapped || s.last < all.length,
+      source: "editor",
+    },
+  } satisfies ToolResult;
+}
+
 async function readOpened(
   file: string,
   abs: string,
@@ -212,6 +264,11 @@ async function readOpened(
       `${display} is a binary file (${formatBytes(size)}) and cannot be shown as text.`,
       "Inspect it with a shell command such as `file` or `xxd | head`, or read a text file instead.",
     );
+  }
+  if (ctx.editor?.read) {
+    // The editor's buffer (unsaved changes included) when an editor is attached; the disk when it cannot answer.
+    const text = await ctx.editor.read(abs).catch(() => undefined);
+    if (text !== undefined) return editorSlice(text, abs, display, offset, limit, limits);
   }
   if (size === 0) {
     if (offset > 1) return toolError("invalid_arguments", `${display} is empty.`, "Call read without offset.");

@@ -2,6 +2,7 @@ import { lstat } from "node:fs/promises";
 import path from "node:path";
 import {
   defineTool,
+  EditorGoneError,
   mkdirInside,
   readFileInside,
   T,
@@ -70,7 +71,17 @@ export function createWriteTool(): ToolDefinition {
         ctx.signal.throwIfAborted();
         const madeDir = await mkdirInside(roots, path.dirname(abs));
         // Through the verified parent directory, never through a link swapped in meanwhile (core/confined-fs).
-        await writeFileInside(roots, abs, data);
+        // Through the editor when one is attached (its buffer is updated too); on the disk when it is gone.
+        const viaEditor = ctx.editor?.write
+          ? await ctx.editor.write(abs, content).then(
+              () => "written" as const,
+              (err: Error) => (err instanceof EditorGoneError ? ("gone" as const) : err.message),
+            )
+          : "gone";
+        if (viaEditor === "gone") await writeFileInside(roots, abs, data);
+        else if (viaEditor !== "written") {
+          return toolError("permission_denied", `The editor did not write ${display}: ${viaEditor}`, "Ask the user.");
+        }
         const lines = plural(countLines(content), "line");
         const dirs = madeDir ? ` Created directory ${displayPath(root, madeDir)}.` : "";
         const summary =

@@ -1,0 +1,225 @@
+/** The page: header, the session list, and the open session (transcript, decisions, composer) or a panel. */
+import { useSignal, useSignalEffect } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api, messageOf, ok } from "./api.js";
+import { Composer } from "./composer.js";
+import { Decisions } from "./decisions.js";
+import { Changes, Files, NewSession } from "./panels.js";
+import { SessionState } from "./session.js";
+import { Settings, showReasoning } from "./settings.js";
+import { loadSessions, Sidebar, titleOf } from "./sidebar.js";
+import { config, online, panel, select, selectedId, showToast, sidebarOpen, toast } from "./store.js";
+import { Transcript } from "./transcript.js";
+
+function notify(title: string, body: string): void {
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  new Notification(title, { body });
+}
+
+/** While the daemon is unreachable, ask it every two seconds; the event streams reconnect by themselves. */
+function useReconnect() {
+  useSignalEffect(() => {
+    if (online.value) return;
+    const t = setInterval(() => {
+      void fetch("/api/v1/config", { credentials: "same-origin" })
+        .then((r) => {
+          if (r.status === 401) location.assign("/login");
+          online.value = true;
+          void loadSessions().catch(() => undefined);
+        })
+        .catch(() => undefined);
+    }, 2000);
+    return () => clearInterval(t);
+  });
+}
+
+function SessionHeader({ s }: { s: SessionState }) {
+  const info = s.info.value;
+  if (!info) return null;
+  const id = { params: { path: { id: s.id } } };
+  const act = async (fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+      await s.reload();
+      await loadSessions();
+    } catch (err) {
+      showToast(messageOf(err));
+    }
+  };
+  return (
+    <header class="session-head">
+      <h1 class="session-title">{titleOf(info)}</h1>
+      <span class="muted cwd" title={info.cwd}>
+        {info.cwd} · {info.model || "no model"}
+      </span>
+      <div class="actions" role="toolbar" aria-label="Session actions">
+        <button
+          type="button"
+          onClick={() => {
+            const t = prompt("Session title", info.title ?? "");
+            if (t !== null) void act(() => ok(api.POST("/api/v1/sessions/{id}/rename", { ...id, body: { title: t } })));
+          }}
+        >
+          Rename
+        </button>
+        <button
+          type="button"
+          aria-pressed={Boolean(info.pinned)}
+          onClick={() =>
+            void act(() => ok(api.POST("/api/v1/sessions/{id}/pin", { ...id, body: { pinned: !info.pinned } })))
+          }
+        >
+          {info.pinned ? "Unpin" : "Pin"}
+        </button>
+        <button
+          type="button"
+          onClick={() =>
+            void ok(api.POST("/api/v1/sessions/{id}/fork", id))
+              .then((r) => loadSessions().then(() => select(r.id)))
+              .catch((e) => showToast(messageOf(e)))
+          }
+        >
+          Fork
+        </button>
+        <button
+          type="button"
+          onClick={() =>
+            void ok(api.POST("/api/v1/sessions/{id}/share", id))
+              .then(async (r) => {
+                const url = new URL(r.url, location.origin).href;
+                await navigator.clipboard?.writeText(url).catch(() => undefined);
+                showToast(`Share link copied: ${url}`);
+              })
+              .catch((e) => showToast(messageOf(e)))
+          }
+        >
+          Share
+        </button>
+        <button type="button" onClick={() => (panel.value = panel.value === "changes" ? "none" : "changes")}>
+          Changes
+        </button>
+        <button type="button" onClick={() => (panel.value = panel.value === "files" ? "none" : "files")}>
+          Files
+        </button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            if (!confirm("Delete this session for good?")) return;
+            void ok(api.DELETE("/api/v1/sessions/{id}/permanent", id))
+              .then(() => {
+                select(null);
+                return loadSessions();
+              })
+              .catch((e) => showToast(messageOf(e)));
+          }}
+        >
+          Delete
+        </button>
+      </div>
+    </header>
+  );
+}
+
+function SessionView({ id }: { id: string }) {
+  const state = useSignal<SessionState | null>(null);
+  useEffect(() => {
+    const s = new SessionState(id);
+    s.onTurnEnd = (why) =>
+      notify(
+        "agentd",
+        why === "done" ? `${titleOf(s.info.peek() ?? { id, cwd: "" })}: turn finished` : "Waiting for your decision",
+      );
+    state.value = s;
+    void s.open();
+    return () => s.close();
+  }, [id]);
+  const s = state.value;
+  if (!s) return null;
+  if (s.loadError.value && !s.info.value) return <p class="empty">Could not open the session: {s.loadError.value}</p>;
+  return (
+    <div class="session">
+      <SessionHeader s={s} />
+      <div class="session-body">
+        <div class="conversation">
+          <Transcript s={s} />
+          <Decisions s={s} />
+          <Composer key={s.id} s={s} />
+        </div>
+        {panel.value === "changes" && <Changes s={s} />}
+        {panel.value === "files" && <Files s={s} />}
+      </div>
+    </div>
+  );
+}
+
+export function App() {
+  useReconnect();
+  useEffect(() => {
+    void ok(api.GET("/api/v1/config"))
+      .then((c) => {
+        config.value = c;
+        showReasoning.value = c.showReasoning;
+      })
+      .catch(() => undefined);
+  }, []);
+  const id = selectedId.value;
+  return (
+    <div class="app">
+      <header class="topbar">
+        <button
+          type="button"
+          class="menu"
+          aria-label="Show sessions"
+          aria-expanded={sidebarOpen.value}
+          onClick={() => (sidebarOpen.value = !sidebarOpen.value)}
+        >
+          ☰
+        </button>
+        <button type="button" class="brand" onClick={() => select(null)}>
+          agentd
+        </button>
+        <span class="spacer" />
+        <span class={`conn ${online.value ? "ok" : "down"}`} role="status">
+          {online.value ? "Connected" : "Daemon unreachable, reconnecting…"}
+        </span>
+        <button type="button" onClick={() => (panel.value = panel.value === "settings" ? "none" : "settings")}>
+          Settings
+        </button>
+        <form method="post" action="/logout">
+          <button type="submit">Sign out</button>
+        </form>
+      </header>
+      {!online.value && (
+        <div class="offline" role="alert">
+          The daemon is unreachable. Your draft is kept; the page reconnects when it is back.
+        </div>
+      )}
+      <div class="layout">
+        <Sidebar />
+        <main class="main">
+          {panel.value === "settings" ? (
+            <Settings />
+          ) : panel.value === "new" ? (
+            <NewSession />
+          ) : id ? (
+            <SessionView key={id} id={id} />
+          ) : (
+            <div class="empty">
+              <h1>agentd</h1>
+              <p>Pick a session on the left, or start a new one.</p>
+              <button type="button" class="primary" onClick={() => (panel.value = "new")}>
+                Start a new session
+              </button>
+            </div>
+          )}
+        </main>
+      </div>
+      {toast.value && (
+        <div class="toast" role="status">
+          {toast.value}
+        </div>
+      )}
+    </div>
+  );
+}

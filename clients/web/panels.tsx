@@ -1,0 +1,219 @@
+/** Side panels: a new session (directory picker, persona, model), the working-tree changes, the session's inputs. */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api, messageOf, ok, type Schemas } from "./api.js";
+import type { SessionState } from "./session.js";
+import { loadSessions } from "./sidebar.js";
+import { config, panel, select, showToast } from "./store.js";
+
+function Close() {
+  return (
+    <button type="button" onClick={() => (panel.value = "none")}>
+      Close
+    </button>
+  );
+}
+
+export function NewSession() {
+  const cwd = useSignal(config.value?.cwd ?? "");
+  const listing = useSignal<Schemas["BrowseListing"] | null>(null);
+  const personas = useSignal<Schemas["Persona"][]>([]);
+  const models = useSignal<Schemas["ModelInfo"][]>([]);
+  const persona = useSignal(config.value?.persona ?? "");
+  const model = useSignal(config.value?.model ?? "");
+  const browse = async (path?: string) => {
+    try {
+      listing.value = await ok(api.GET("/api/v1/browse", { params: { query: path ? { path } : {} } }));
+      cwd.value = listing.value.path;
+    } catch (err) {
+      showToast(messageOf(err));
+    }
+  };
+  useEffect(() => {
+    void browse(cwd.value || undefined);
+    void ok(api.GET("/api/v1/personas"))
+      .then((p) => (personas.value = p))
+      .catch(() => undefined);
+    void ok(api.GET("/api/v1/models/cached"))
+      .then((m) => (models.value = (m as { models?: Schemas["ModelInfo"][] }).models ?? (m as Schemas["ModelInfo"][])))
+      .catch(() => undefined);
+  }, []);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const r = await ok(
+        api.POST("/api/v1/sessions", {
+          body: {
+            cwd: cwd.value || undefined,
+            persona: persona.value || undefined,
+            model: model.value || undefined,
+          },
+        }),
+      );
+      panel.value = "none";
+      await loadSessions();
+      select(r.id);
+    } catch (err) {
+      showToast(messageOf(err));
+    }
+  };
+  return (
+    <form class="panel" aria-label="New session" onSubmit={create}>
+      <header class="panel-head">
+        <h2>New session</h2>
+        <Close />
+      </header>
+      <label>
+        Working directory
+        <input type="text" value={cwd.value} onChange={(e) => void browse(e.currentTarget.value)} />
+      </label>
+      {listing.value && (
+        <ul class="browse" aria-label="Folders">
+          {listing.value.parent && (
+            <li>
+              <button type="button" class="link" onClick={() => void browse(listing.value?.parent ?? undefined)}>
+                ..
+              </button>
+            </li>
+          )}
+          {listing.value.entries
+            .filter((x) => x.type === "dir")
+            .slice(0, 200)
+            .map((x) => (
+              <li key={x.path}>
+                <button type="button" class="link" onClick={() => void browse(x.path)}>
+                  {x.name}/
+                </button>
+              </li>
+            ))}
+        </ul>
+      )}
+      <label>
+        Persona
+        <select value={persona.value} onChange={(e) => (persona.value = e.currentTarget.value)}>
+          {personas.value.map((p) => (
+            <option key={p.name} value={p.name}>
+              {p.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Model
+        <input type="text" list="models" value={model.value} onInput={(e) => (model.value = e.currentTarget.value)} />
+        <datalist id="models">
+          {models.value.map((m) => (
+            <option key={m.id} value={m.id} />
+          ))}
+        </datalist>
+      </label>
+      <button type="submit" class="primary">
+        Create session
+      </button>
+    </form>
+  );
+}
+
+export function Changes({ s }: { s: SessionState }) {
+  const diff = useSignal<Schemas["WorkingTreeDiff"] | null>(null);
+  const git = useSignal<Schemas["GitInfo"] | null>(null);
+  const error = useSignal<string | null>(null);
+  useEffect(() => {
+    const id = { params: { path: { id: s.id } } };
+    void ok(api.GET("/api/v1/sessions/{id}/diff", id))
+      .then((d) => (diff.value = d))
+      .catch((e) => (error.value = messageOf(e)));
+    void ok(api.GET("/api/v1/git-info", { params: { query: { cwd: s.info.value?.cwd ?? "" } } }))
+      .then((g) => (git.value = g))
+      .catch(() => undefined);
+  }, [s]);
+  const g = git.value;
+  return (
+    <section class="panel" aria-label="Changes">
+      <header class="panel-head">
+        <h2>Changes</h2>
+        <Close />
+      </header>
+      {g?.isGit && (
+        <p class="muted">
+          Branch <strong>{g.branch ?? "(detached)"}</strong>
+          {g.dirty && ` · ${g.dirty.staged} staged, ${g.dirty.unstaged} unstaged, ${g.dirty.untracked} untracked`}
+        </p>
+      )}
+      {error.value && <p>{error.value}</p>}
+      {diff.value?.files.length === 0 && <p class="muted">No changes.</p>}
+      {diff.value?.files.map((f) => (
+        <details key={f.path} class="card" open={(diff.value?.files.length ?? 0) < 6}>
+          <summary>
+            <code>{f.path}</code> <span class="add">+{f.additions}</span> <span class="del">-{f.deletions}</span>
+          </summary>
+          <pre class="diff">
+            {f.hunks.map((h) => (
+              <div key={h.header}>
+                <div class="hunk">{h.header}</div>
+                {h.lines.map((l, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a hunk's lines never move; the position is their identity
+                  <div key={i} class={l.type === "+" ? "add" : l.type === "-" ? "del" : ""}>
+                    {l.type} {l.content}
+                  </div>
+                ))}
+              </div>
+            ))}
+          </pre>
+        </details>
+      ))}
+    </section>
+  );
+}
+
+export function Files({ s }: { s: SessionState }) {
+  const list = useSignal<Schemas["AttachmentList"] | null>(null);
+  const id = { path: { id: s.id } };
+  const load = () =>
+    void ok(api.GET("/api/v1/sessions/{id}/inputs", { params: id }))
+      .then((l) => (list.value = l))
+      .catch((e) => showToast(messageOf(e)));
+  useEffect(load, [s]);
+  const remove = async (name: string) => {
+    await ok(api.DELETE("/api/v1/sessions/{id}/inputs", { params: { ...id, query: { name } } })).catch((e) =>
+      showToast(messageOf(e)),
+    );
+    load();
+  };
+  const rename = async (name: string) => {
+    const to = prompt("New name", name);
+    if (!to || to === name) return;
+    await ok(
+      api.POST("/api/v1/sessions/{id}/fs/rename", { params: id, body: { path: `inputs/${name}`, name: to } }),
+    ).catch((e) => showToast(messageOf(e)));
+    load();
+  };
+  return (
+    <section class="panel" aria-label="Files">
+      <header class="panel-head">
+        <h2>Inputs</h2>
+        <Close />
+      </header>
+      {list.value?.entries.length === 0 && <p class="muted">No attachments yet.</p>}
+      <ul class="files">
+        {list.value?.entries.map((f) => (
+          <li key={f.name}>
+            <a
+              href={`/api/v1/sessions/${encodeURIComponent(s.id)}/inputs/download?name=${encodeURIComponent(f.name)}`}
+              download={f.name}
+            >
+              {f.name}
+            </a>{" "}
+            <span class="muted">{Math.ceil(f.size / 1024)} KB</span>
+            <button type="button" onClick={() => void rename(f.name)}>
+              Rename
+            </button>
+            <button type="button" class="danger" onClick={() => void remove(f.name)}>
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,418 @@
+/**
+ * One open session: its transcript and pending decisions as signals, fed by GET /sessions/{id} and its event stream.
+ * Streaming tokens only touch the live block's signal, so the rest of the transcript never re-renders per token.
+ */
+import { batch, type Signal, signal } from "@preact/signals";
+import { api, type DisplayMessage, ok, type Schemas } from "./api.js";
+import { online } from "./store.js";
+
+export interface ToolState {
+  id: string;
+  name: string;
+  args: string;
+  status: "pending" | "running" | "ok" | "error";
+  result: string;
+  output: string;
+}
+
+export interface Item {
+  key: string;
+  role: "user" | "assistant" | "system" | "warning" | "notice" | "error";
+  content: string;
+  thinking?: string;
+  tools?: Signal<ToolState>[];
+  images?: string[];
+  footer?: string;
+  seq?: number;
+}
+
+export interface Confirmation {
+  id: string;
+  tool: string;
+  command: string;
+  reason: string;
+  expiresAt?: number | string;
+}
+
+export interface QuestionSet {
+  id?: string;
+  questions: Array<{
+    question: string;
+    header?: string;
+    multiSelect?: boolean;
+    options: Array<{ label: string; value: string; description?: string }>;
+  }>;
+}
+
+export interface Todo {
+  content: string;
+  status: string;
+}
+
+export interface TrustState {
+  path: string;
+  resources: Record<string, string[]>;
+}
+
+type Ev = Record<string, unknown> & { type: string };
+
+const PAGE = 60;
+
+let keyCounter = 0;
+const nextKey = () => `k${++keyCounter}`;
+
+export class SessionState {
+  readonly info = signal<Schemas["Session"] | null>(null);
+  readonly items = signal<Item[]>([]);
+  /** How many of the oldest loaded items are not rendered yet (first paint shows the latest ones). */
+  readonly hidden = signal(0);
+  readonly hasMoreHistory = signal(false);
+  readonly liveText = signal("");
+  readonly liveThinking = signal("");
+  readonly status = signal<"idle" | "running" | "error">("idle");
+  readonly mode = signal<"build" | "plan">("build");
+  readonly confirmations = signal<Confirmation[]>([]);
+  readonly question = signal<QuestionSet | null>(null);
+  readonly planTransition = signal<Record<string, unknown> | null>(null);
+  readonly todos = signal<Todo[]>([]);
+  readonly chips = signal<Array<{ id: string; kind: "steer" | "queued"; text: string }>>([]);
+  readonly trust = signal<TrustState | null>(null);
+  readonly connected = signal(false);
+  readonly loadError = signal<string | null>(null);
+  readonly retryNote = signal<string | null>(null);
+
+  private readonly tools = new Map<string, Signal<ToolState>>();
+  private readonly seenSeqs = new Set<number>();
+  private es: EventSource | undefined;
+  private usage = "";
+  private closed = false;
+  private oldestSeq: number | null = null;
+  private loadingHistory = false;
+  onTurnEnd?: (why: "done" | "decision") => void;
+
+  constructor(readonly id: string) {}
+
+  async open(): Promise<void> {
+    await this.reload();
+    this.connect();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.es?.close();
+  }
+
+  /** Re-reads the whole session (first open, and after a `resync`). */
+  async reload(): Promise<void> {
+    try {
+      const s = await ok(api.GET("/api/v1/sessions/{id}", { params: { path: { id: this.id } } }));
+      this.tools.clear();
+      this.seenSeqs.clear();
+      const items = s.messages.map((m) => this.fromDisplay(m));
+      const streaming = (s.streaming ?? []) as Array<{ kind?: string; text?: string }>;
+      batch(() => {
+        this.info.value = s;
+        this.items.value = items;
+        this.hidden.value = Math.max(0, items.length - PAGE);
+        this.hasMoreHistory.value = s.hasMoreHistory;
+        this.oldestSeq = s.oldestSeq;
+        this.status.value = s.status;
+        this.mode.value = s.mode;
+        this.liveText.value = streaming
+          .filter((b) => b.kind === "content")
+          .map((b) => b.text ?? "")
+          .join("");
+        this.liveThinking.value = streaming
+          .filter((b) => b.kind === "thinking")
+          .map((b) => b.text ?? "")
+          .join("");
+        this.applyPending(s as unknown as Ev);
+        this.loadError.value = null;
+      });
+      this.setTrust(s.projectTrust);
+    } catch (err) {
+      this.loadError.value = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** Reveals older loaded messages, then pages older history in from the daemon. */
+  async showEarlier(): Promise<void> {
+    if (this.hidden.value > 0) {
+      this.hidden.value = Math.max(0, this.hidden.value - PAGE);
+      return;
+    }
+    const oldest = this.oldestSeq;
+    // One page at a time: a second click while one is loading would fetch (and show) the same page twice.
+    if (!this.hasMoreHistory.value || oldest === null || this.loadingHistory) return;
+    this.loadingHistory = true;
+    try {
+      const page = await ok(
+        api.GET("/api/v1/sessions/{id}/history", { params: { path: { id: this.id }, query: { before: oldest } } }),
+      );
+      const older = page.messages
+        .filter((m) => m.seq === undefined || !this.seenSeqs.has(m.seq))
+        .map((m) => this.fromDisplay(m));
+      batch(() => {
+        this.items.value = [...older, ...this.items.value];
+        this.hidden.value = Math.max(0, older.length - PAGE);
+        this.hasMoreHistory.value = page.hasMoreHistory;
+      });
+      this.oldestSeq = page.oldestSeq;
+    } catch (err) {
+      this.loadError.value = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.loadingHistory = false;
+    }
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    // The browser's EventSource sends the cookie and resumes with Last-Event-ID on its own.
+    const es = new EventSource(`/api/v1/sessions/${encodeURIComponent(this.id)}/events`);
+    this.es = es;
+    es.onopen = () => {
+      this.connected.value = true;
+      online.value = true;
+    };
+    es.onerror = () => {
+      this.connected.value = false;
+      if (es.readyState === EventSource.CLOSED) {
+        // A refused reconnect (e.g. the daemon restarted and answered 401/404 once): retry ourselves.
+        setTimeout(() => this.connect(), 1500);
+      }
+    };
+    es.onmessage = (m) => {
+      try {
+        this.apply(JSON.parse(m.data as string) as Ev);
+      } catch {
+        // a malformed frame is skipped
+      }
+    };
+  }
+
+  private fromDisplay(m: DisplayMessage): Item {
+    if (typeof m.seq === "number") this.seenSeqs.add(m.seq);
+    const tools = (m.toolCalls ?? []).map((t) => {
+      const s = signal<ToolState>({
+        id: t.id,
+        name: t.name,
+        args: t.args,
+        status: t.status,
+        result: t.result,
+        output: "",
+      });
+      this.tools.set(t.id, s);
+      return s;
+    });
+    const meta = m.turnMeta as { model?: string; generationMs?: number } | undefined;
+    return {
+      key: m.seq !== undefined ? `m${m.seq}` : nextKey(),
+      role: m.role,
+      content: m.content ?? "",
+      thinking: m.thinking,
+      tools: tools.length ? tools : undefined,
+      images: m.images,
+      footer: meta?.model ? footerText(meta.model, undefined, meta.generationMs) : undefined,
+      seq: m.seq,
+    };
+  }
+
+  push(item: Item): void {
+    this.items.value = [...this.items.value, item];
+  }
+
+  private applyPending(e: Ev): void {
+    this.confirmations.value = (e.pendingConfirmations as Confirmation[] | undefined) ?? [];
+    this.question.value = (e.question as QuestionSet | undefined) ?? null;
+    this.planTransition.value = (e.planTransition as Record<string, unknown> | undefined) ?? null;
+    if (Array.isArray(e.todos)) this.todos.value = e.todos as Todo[];
+  }
+
+  /** The trust prompt rides on the session (GET, the first frame, session_update): present only while undecided. */
+  private setTrust(pt: Schemas["ProjectTrustPrompt"] | undefined): void {
+    this.trust.value = pt?.required
+      ? { path: pt.path, resources: pt.resources as unknown as Record<string, string[]> }
+      : null;
+  }
+
+  apply(e: Ev): void {
+    switch (e.type) {
+      case "status":
+        batch(() => {
+          this.status.value = (e.status as "idle" | "running") ?? this.status.value;
+          if (e.mode === "build" || e.mode === "plan") this.mode.value = e.mode;
+          // The first frame of every (re)connection carries the pending decisions.
+          if ("lastSeq" in e) {
+            this.applyPending(e);
+            this.setTrust(e.projectTrust as Schemas["ProjectTrustPrompt"] | undefined);
+          }
+          if (e.status === "idle") {
+            this.liveText.value = "";
+            this.liveThinking.value = "";
+            this.chips.value = [];
+          }
+        });
+        return;
+      case "resync":
+        void this.reload();
+        return;
+      case "user_message": {
+        const m = e.message as { content?: unknown; seq?: number };
+        if (typeof m.seq === "number") {
+          if (this.seenSeqs.has(m.seq)) return;
+          this.seenSeqs.add(m.seq);
+        }
+        this.push({ key: nextKey(), role: "user", content: textOf(m.content), seq: m.seq });
+        return;
+      }
+      case "token":
+        this.liveText.value += String(e.text ?? "");
+        return;
+      case "thinking":
+        this.liveThinking.value += String(e.text ?? "");
+        return;
+      case "retry":
+        this.retryNote.value = `Provider call failed (${String(e.reason ?? "error")}); retry ${String(e.attempt)} in ${Math.round(Number(e.delayMs ?? 0) / 1000)} s`;
+        return;
+      case "usage": {
+        const u = e.usage as { totalTokens?: number } | undefined;
+        this.usage = u?.totalTokens ? `${u.totalTokens} tokens` : "";
+        this.retryNote.value = null;
+        return;
+      }
+      case "assistant_message": {
+        const calls = (e.toolCalls as Array<{ id: string; name: string; arguments?: string }> | undefined) ?? [];
+        const tools = calls.map((c) => {
+          const s = signal<ToolState>({
+            id: c.id,
+            name: c.name,
+            args: c.arguments ?? "{}",
+            status: "pending",
+            result: "",
+            output: "",
+          });
+          this.tools.set(c.id, s);
+          return s;
+        });
+        batch(() => {
+          this.push({
+            key: nextKey(),
+            role: "assistant",
+            content: String(e.content ?? ""),
+            thinking: e.thinking ? String(e.thinking) : undefined,
+            tools: tools.length ? tools : undefined,
+          });
+          this.liveText.value = "";
+          this.liveThinking.value = "";
+        });
+        return;
+      }
+      case "tool_start":
+      case "tool_end": {
+        const id = String(e.id);
+        let s = this.tools.get(id);
+        if (!s) {
+          s = signal<ToolState>({
+            id,
+            name: String(e.name),
+            args: String(e.args ?? "{}"),
+            status: "running",
+            result: "",
+            output: "",
+          });
+          this.tools.set(id, s);
+          this.push({ key: nextKey(), role: "assistant", content: "", tools: [s] });
+        }
+        if (e.type === "tool_start") s.value = { ...s.value, status: "running" };
+        else {
+          const r = e.result as { content?: unknown } | undefined;
+          s.value = { ...s.value, status: e.status === "error" ? "error" : "ok", result: textOf(r?.content) };
+        }
+        return;
+      }
+      case "tool_output": {
+        const s = this.tools.get(String(e.toolCallId));
+        if (s) s.value = { ...s.value, output: s.value.output + String(e.text ?? "") };
+        return;
+      }
+      case "bash_confirm":
+        this.confirmations.value = [
+          ...this.confirmations.value.filter((c) => c.id !== e.id),
+          e as unknown as Confirmation,
+        ];
+        this.onTurnEnd?.("decision");
+        return;
+      case "bash_confirm_resolved":
+        this.confirmations.value = this.confirmations.value.filter((c) => c.id !== e.id);
+        return;
+      case "decision_state":
+        this.question.value = (e.question as QuestionSet | undefined) ?? null;
+        this.planTransition.value = (e.planTransition as Record<string, unknown> | undefined) ?? null;
+        if (e.question || e.planTransition) this.onTurnEnd?.("decision");
+        return;
+      case "todos_updated":
+        this.todos.value = (e.todos as Todo[]) ?? [];
+        return;
+      case "steering_injected":
+      case "followup_injected":
+        this.chips.value = this.chips.value.slice(((e.messages as unknown[]) ?? []).length);
+        // A queued follow-up that becomes a new turn is announced here and again by its user_message: same seq.
+        for (const m of (e.messages as Array<{ content?: unknown; seq?: number }>) ?? []) {
+          if (typeof m.seq === "number") {
+            if (this.seenSeqs.has(m.seq)) continue;
+            this.seenSeqs.add(m.seq);
+          }
+          this.push({ key: nextKey(), role: "user", content: textOf(m.content ?? m), seq: m.seq });
+        }
+        return;
+      case "turn_meta":
+        this.push({
+          key: nextKey(),
+          role: "notice",
+          content: "",
+          footer: footerText(String(e.model ?? ""), this.usage, Number(e.totalMs ?? 0)),
+        });
+        this.usage = "";
+        return;
+      case "end":
+        if (e.reason === "aborted") this.push({ key: nextKey(), role: "notice", content: "Stopped." });
+        if (e.reason === "disconnected")
+          this.push({ key: nextKey(), role: "warning", content: "The provider stream ended early." });
+        this.retryNote.value = null;
+        this.onTurnEnd?.("done");
+        return;
+      case "error":
+        this.push({ key: nextKey(), role: "error", content: String(e.message ?? "Error") });
+        return;
+      case "notice":
+        this.push({ key: nextKey(), role: "notice", content: String(e.message ?? "") });
+        return;
+      case "session_update": {
+        const summary = e.session as Schemas["SessionSummary"] | undefined;
+        if (this.info.value && summary) this.info.value = { ...this.info.value, ...summary };
+        if (summary) this.setTrust(summary.projectTrust);
+        return;
+      }
+      case "compaction":
+        this.push({ key: nextKey(), role: "notice", content: `Compacted ${String(e.messagesCompacted)} messages.` });
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+function textOf(c: unknown): string {
+  if (typeof c === "string") return c;
+  if (Array.isArray(c))
+    return c
+      .map((p) => (typeof p === "string" ? p : ((p as { text?: string }).text ?? "")))
+      .filter(Boolean)
+      .join("\n");
+  if (c && typeof c === "object" && "text" in c) return String((c as { text: unknown }).text);
+  return c === undefined || c === null ? "" : JSON.stringify(c);
+}
+
+function footerText(model: string, usage?: string, ms?: number): string {
+  return [model, usage, ms ? `${(ms / 1000).toFixed(1)} s` : ""].filter(Boolean).join(" · ");
+}

@@ -1,0 +1,166 @@
+/** Settings: provider (verified before saving), default permissions, turn cap, theme, reasoning, notifications. */
+import { signal, useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api, messageOf, ok, type Schemas } from "./api.js";
+import { applyTheme, config, panel, showToast, theme } from "./store.js";
+
+export const showReasoning = signal(true);
+
+async function globalCommand(command: string): Promise<void> {
+  try {
+    const r = await ok(api.POST("/api/v1/settings/command", { body: { command } }));
+    showToast(r.result || `${command}: done`);
+  } catch (err) {
+    showToast(messageOf(err));
+  }
+}
+
+function ProviderForm() {
+  const c = config.value;
+  const baseURL = useSignal(c?.baseURL ?? "");
+  const apiKey = useSignal("");
+  const model = useSignal(c?.model ?? "");
+  const note = useSignal<string | null>(null);
+  // The daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
+  const save = async (e: Event) => {
+    e.preventDefault();
+    note.value = "Checking…";
+    try {
+      const r = await ok(
+        api.PUT("/api/v1/settings/provider", {
+          body: {
+            baseURL: baseURL.value.trim(),
+            ...(apiKey.value ? { apiKey: apiKey.value } : {}),
+            ...(model.value.trim() ? { model: model.value.trim() } : {}),
+          },
+        }),
+      );
+      apiKey.value = "";
+      note.value = r.message;
+      config.value = await ok(api.GET("/api/v1/config"));
+    } catch (err) {
+      note.value = `Not saved: ${messageOf(err)}`;
+    }
+  };
+  return (
+    <form class="card" aria-label="Provider" onSubmit={save}>
+      <h3>Provider</h3>
+      <label>
+        Base URL
+        <input type="url" value={baseURL.value} onInput={(e) => (baseURL.value = e.currentTarget.value)} required />
+      </label>
+      <label>
+        API key
+        <input
+          type="password"
+          autocomplete="off"
+          placeholder={c?.hasApiKey ? "(unchanged)" : ""}
+          value={apiKey.value}
+          onInput={(e) => (apiKey.value = e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Model
+        <input type="text" value={model.value} onInput={(e) => (model.value = e.currentTarget.value)} />
+      </label>
+      <button type="submit" class="primary">
+        Verify and save
+      </button>
+      {note.value && <p role="status">{note.value}</p>}
+    </form>
+  );
+}
+
+export function Settings() {
+  const themes = useSignal<Schemas["Theme"][]>([]);
+  const turnCap = useSignal("");
+  useEffect(() => {
+    void ok(api.GET("/api/v1/themes"))
+      .then((t) => (themes.value = t))
+      .catch(() => undefined);
+  }, []);
+  const setReasoning = async (on: boolean) => {
+    showReasoning.value = on;
+    await ok(api.POST("/api/v1/settings/appearance", { body: { showReasoning: on } })).catch((e) =>
+      showToast(messageOf(e)),
+    );
+  };
+  return (
+    <section class="panel" aria-label="Settings">
+      <header class="panel-head">
+        <h2>Settings</h2>
+        <button type="button" onClick={() => (panel.value = "none")}>
+          Close
+        </button>
+      </header>
+      <ProviderForm />
+      <div class="card">
+        <h3>Agent</h3>
+        <label>
+          Default permissions
+          <select
+            aria-label="Default permissions"
+            onChange={(e) => void globalCommand(`/permissions ${e.currentTarget.value}`)}
+          >
+            <option value="">(choose)</option>
+            <option value="default">Ask before risky commands</option>
+            <option value="bypass">Never ask (bypass)</option>
+          </select>
+        </label>
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (turnCap.value) void globalCommand(`/turn-cap ${turnCap.value}`);
+          }}
+        >
+          <label>
+            Turn cap
+            <input
+              type="number"
+              min={10}
+              max={10000}
+              value={turnCap.value}
+              onInput={(e) => (turnCap.value = e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit">Set</button>
+        </form>
+        <label class="toggle">
+          <input
+            type="checkbox"
+            checked={showReasoning.value}
+            onChange={(e) => void setReasoning(e.currentTarget.checked)}
+          />
+          Show reasoning
+        </label>
+      </div>
+      <div class="card">
+        <h3>Appearance</h3>
+        <label>
+          Theme
+          <select
+            aria-label="Theme"
+            value={theme.value}
+            onChange={(e) => {
+              theme.value = e.currentTarget.value as "light" | "dark" | "system";
+              localStorage.setItem("agentd.theme", theme.value);
+              applyTheme();
+            }}
+          >
+            <option value="system">System</option>
+            <option value="light">Light</option>
+            <option value="dark">Dark</option>
+          </select>
+        </label>
+        {themes.value.length > 0 && <p class="muted">Daemon themes: {themes.value.map((t) => t.label).join(", ")}</p>}
+        <button
+          type="button"
+          onClick={() => void Notification.requestPermission().then((p) => showToast(`Notifications: ${p}`))}
+        >
+          Enable notifications
+        </button>
+      </div>
+    </section>
+  );
+}

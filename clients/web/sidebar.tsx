@@ -1,0 +1,118 @@
+/** The session list: pinned first, then grouped by recency; search, paging, live updates from /sessions/events. */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api, ok, type Schemas, type SessionSummary } from "./api.js";
+import { panel, select, selectedId, sessions, sessionTotal, sidebarOpen } from "./store.js";
+
+const LIMIT = 50;
+let query = "";
+
+export async function loadSessions(more = false): Promise<void> {
+  const offset = more ? sessions.value.length : 0;
+  // With a limit the list answers a page ({sessions, total}); without one, a bare array.
+  const page = (await ok(
+    api.GET("/api/v1/sessions", { params: { query: { limit: LIMIT, offset, ...(query ? { q: query } : {}) } } }),
+  )) as Schemas["SessionPage"];
+  sessions.value = more ? [...sessions.value, ...page.sessions] : page.sessions;
+  sessionTotal.value = page.total;
+}
+
+/** Other tabs and devices: the all-sessions stream says what changed; the list is re-read (debounced). */
+function followSessions(): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const es = new EventSource("/api/v1/sessions/events");
+  es.onmessage = (m) => {
+    const e = JSON.parse(m.data as string) as { type: string; sessionId?: string };
+    if (e.type === "connected" || e.type.startsWith("session_") || e.type === "status") {
+      clearTimeout(timer);
+      timer = setTimeout(() => void loadSessions().catch(() => undefined), 150);
+    }
+    if (e.type === "session_deleted" && e.sessionId === selectedId.value) select(null);
+  };
+  return () => es.close();
+}
+
+function group(s: SessionSummary): string {
+  if (s.pinned) return "Pinned";
+  const age = Date.now() - Date.parse(s.updatedAt);
+  const day = 86_400_000;
+  const today = new Date();
+  today.setHours(0, 0, 0, 0);
+  if (Date.parse(s.updatedAt) >= today.getTime()) return "Today";
+  if (age < 2 * day) return "Yesterday";
+  if (age < 7 * day) return "This week";
+  return "Older";
+}
+
+export function titleOf(s: { title?: string; id: string; cwd: string }): string {
+  return s.title || `New session in ${s.cwd.split("/").filter(Boolean).pop() ?? "/"}`;
+}
+
+export function Sidebar() {
+  const q = useSignal(query);
+  useEffect(() => {
+    void loadSessions().catch(() => undefined);
+    return followSessions();
+  }, []);
+  const groups = new Map<string, SessionSummary[]>();
+  for (const s of sessions.value) {
+    const g = group(s);
+    groups.set(g, [...(groups.get(g) ?? []), s]);
+  }
+  const order = ["Pinned", "Today", "Yesterday", "This week", "Older"];
+  return (
+    <nav aria-label="Sessions" class={`sidebar${sidebarOpen.value ? " open" : ""}`}>
+      <button type="button" class="primary wide" onClick={() => (panel.value = "new")}>
+        New session
+      </button>
+      <input
+        type="search"
+        aria-label="Search sessions"
+        placeholder="Search sessions"
+        value={q.value}
+        onInput={(e) => {
+          q.value = e.currentTarget.value;
+          query = q.value.trim();
+          void loadSessions().catch(() => undefined);
+        }}
+      />
+      {order
+        .filter((g) => groups.has(g))
+        .map((g) => (
+          <section key={g} aria-label={g}>
+            <h2 class="group">{g}</h2>
+            <ul>
+              {groups.get(g)?.map((s) => (
+                <li key={s.id}>
+                  <a
+                    href={`#/s/${s.id}`}
+                    aria-current={s.id === selectedId.value ? "page" : undefined}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      select(s.id);
+                    }}
+                  >
+                    <span class="title">{titleOf(s)}</span>
+                    {s.status === "running" && (
+                      <span class="run-dot" role="status" aria-label="running">
+                        ●
+                      </span>
+                    )}
+                    <span class="sub">
+                      {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {s.model || "no model"}
+                    </span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+      {sessions.value.length < sessionTotal.value && (
+        <button type="button" class="wide" onClick={() => void loadSessions(true)}>
+          Load more ({sessionTotal.value - sessions.value.length})
+        </button>
+      )}
+      {sessions.value.length === 0 && <p class="muted">{query ? "No matching sessions." : "No sessions yet."}</p>}
+    </nav>
+  );
+}

@@ -1,0 +1,54 @@
+/** App-wide state as signals: what the whole page shares (the session list, the selection, connectivity). */
+import { signal } from "@preact/signals";
+import type { Schemas } from "../api/client.js";
+
+export const online = signal(true);
+export const sessions = signal<Schemas["SessionSummary"][]>([]);
+export const sessionTotal = signal(0);
+export const selectedId = signal<string | null>(readHash());
+export const config = signal<Schemas["ClientConfig"] | null>(null);
+export const panel = signal<"none" | "settings" | "changes" | "files" | "new">("none");
+export const sidebarOpen = signal(false);
+export const toast = signal<string | null>(null);
+export const theme = signal<"light" | "dark" | "system">(
+  (localStorage.getItem("agentd.theme") as "light" | "dark" | null) ?? "system",
+);
+
+function readHash(): string | null {
+  const m = /^#\/s\/([A-Za-z0-9_-]+)/.exec(location.hash);
+  return m?.[1] ?? null;
+}
+
+export function select(id: string | null): void {
+  selectedId.value = id;
+  const hash = id ? `#/s/${id}` : "#/";
+  if (location.hash !== hash) history.pushState(null, "", hash);
+  sidebarOpen.value = false;
+  if (panel.value === "new") panel.value = "none";
+}
+
+addEventListener("popstate", () => {
+  selectedId.value = readHash();
+});
+
+let toastTimer: ReturnType<typeof setTimeout> | undefined;
+export function showToast(text: string): void {
+  toast.value = text;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => {
+    toast.value = null;
+  }, 4000);
+}
+
+export function applyTheme(): void {
+  const t = theme.value;
+  const dark = t === "dark" || (t === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+}
+
+/** A random id; crypto.randomUUID exists only in secure contexts (loopback is one, a plain-http host name is not). */
+export function uid(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+}

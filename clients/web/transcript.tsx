@@ -1,0 +1,211 @@
+/** The conversation: finished messages (memoised per item), tool cards, and the live streaming block. */
+import type { Signal } from "@preact/signals";
+import { Component } from "preact";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { Markdown } from "./markdown.js";
+import type { Item, SessionState, ToolState } from "./session.js";
+import { showReasoning } from "./settings.js";
+
+function parseArgs(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args) as unknown;
+    return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** `edit` and `write` calls as a diff of what they change. */
+function EditDiff({ tool }: { tool: ToolState }) {
+  const a = parseArgs(tool.args);
+  const path = String(a.filePath ?? a.path ?? "");
+  const removed = tool.name === "edit" ? String(a.oldString ?? "") : "";
+  const added = String(tool.name === "edit" ? (a.newString ?? "") : (a.content ?? ""));
+  const lines = [
+    ...(removed ? removed.split("\n").map((l) => ({ t: "-", l })) : []),
+    ...added.split("\n").map((l) => ({ t: "+", l })),
+  ].slice(0, 400);
+  return (
+    <div class="diff">
+      <div class="diff-path">{path}</div>
+      <pre>
+        {lines.map((x, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a diff's lines never move; the position is their identity
+          <div key={i} class={x.t === "+" ? "add" : "del"}>
+            {x.t} {x.l}
+          </div>
+        ))}
+      </pre>
+    </div>
+  );
+}
+
+function ToolCard({ tool }: { tool: Signal<ToolState> }) {
+  const t = tool.value;
+  const a = parseArgs(t.args);
+  const summary =
+    t.name === "bash" ? String(a.command ?? "") : String(a.filePath ?? a.path ?? a.pattern ?? a.query ?? a.url ?? "");
+  const label = t.status === "pending" || t.status === "running" ? "running" : t.status === "ok" ? "done" : "failed";
+  return (
+    <details
+      class={`tool ${t.status}`}
+      open={t.status !== "ok" || ["bash", "edit", "write"].includes(t.name) || undefined}
+    >
+      <summary>
+        <span class="tool-name">{t.name}</span> <code class="tool-sum">{summary}</code>
+        <span class={`badge ${t.status}`}>{label}</span>
+      </summary>
+      {t.name === "edit" || t.name === "write" ? (
+        <EditDiff tool={t} />
+      ) : t.name === "bash" ? null : (
+        <pre class="args">{JSON.stringify(a, null, 2)}</pre>
+      )}
+      {t.output && !t.result && <pre class="output">{t.output}</pre>}
+      {t.result && <pre class="output">{t.result.length > 20_000 ? `${t.result.slice(0, 20_000)}\n…` : t.result}</pre>}
+    </details>
+  );
+}
+
+function Thinking({ text, live }: { text: string; live?: boolean }) {
+  if (!showReasoning.value || !text) return null;
+  return (
+    <details class="thinking" open={live || undefined}>
+      <summary>Thinking</summary>
+      <div class="thinking-text">{text}</div>
+    </details>
+  );
+}
+
+/** A finished message never changes its text, so it renders once; its tool cards update through their own signals. */
+class MessageView extends Component<{ item: Item }> {
+  shouldComponentUpdate(next: { item: Item }): boolean {
+    return next.item !== this.props.item;
+  }
+  render({ item }: { item: Item }) {
+    if (item.role === "notice" && item.footer) return <div class="turn-footer">{item.footer}</div>;
+    const cls = `msg ${item.role}`;
+    return (
+      <article
+        class={cls}
+        aria-label={item.role === "user" ? "You" : item.role === "assistant" ? "Assistant" : item.role}
+      >
+        {item.thinking && <Thinking text={item.thinking} />}
+        {item.role === "assistant" ? (
+          item.content && <Markdown text={item.content} />
+        ) : (
+          <div class="plain">{item.content}</div>
+        )}
+        {item.images?.map((src) => (
+          <img key={src} class="thumb" src={src} alt="attachment" loading="lazy" />
+        ))}
+        {item.tools?.map((t) => (
+          <ToolCard key={t.peek().id} tool={t} />
+        ))}
+        {item.footer && <div class="turn-footer">{item.footer}</div>}
+      </article>
+    );
+  }
+}
+
+/** The streaming answer: re-rendered at most once per animation frame, however fast tokens arrive. */
+function LiveBlock({ s }: { s: SessionState }) {
+  const [frame, setFrame] = useState({ text: s.liveText.peek(), thinking: s.liveThinking.peek() });
+  useLayoutEffect(() => {
+    let raf = 0;
+    const schedule = () => {
+      if (raf) return;
+      raf = requestAnimationFrame(() => {
+        raf = 0;
+        setFrame({ text: s.liveText.peek(), thinking: s.liveThinking.peek() });
+      });
+    };
+    const a = s.liveText.subscribe(schedule);
+    const b = s.liveThinking.subscribe(schedule);
+    return () => {
+      a();
+      b();
+      cancelAnimationFrame(raf);
+    };
+  }, [s]);
+  // Read directly (not through the frame), so the block disappears in the same render the final message appears.
+  const empty = s.liveText.value === "" && s.liveThinking.value === "";
+  if (empty || (!frame.text && !frame.thinking)) {
+    if (s.status.value !== "running") return null;
+    const waiting = s.confirmations.value.length > 0 || s.question.value !== null;
+    return (
+      <div class="msg assistant pending" role="status">
+        {waiting ? "Waiting for your decision…" : "Working…"}
+      </div>
+    );
+  }
+  return (
+    <article class="msg assistant live" aria-label="Assistant" aria-busy="true">
+      <Thinking text={frame.thinking} live />
+      {frame.text && <Markdown text={frame.text} streaming />}
+    </article>
+  );
+}
+
+export function Transcript({ s }: { s: SessionState }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const anchor = useRef<number | null>(null);
+  const items = s.items.value;
+  const hidden = s.hidden.value;
+  // Follow the bottom while the user is there; leave them alone when they scrolled up to read.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const onScroll = () => {
+      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    };
+    el.addEventListener("scroll", onScroll, { passive: true });
+    const ro = new ResizeObserver(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    for (const c of el.children) ro.observe(c);
+    ro.observe(el);
+    return () => {
+      el.removeEventListener("scroll", onScroll);
+      ro.disconnect();
+    };
+  }, [s]);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    if (anchor.current !== null) {
+      el.scrollTop = el.scrollHeight - anchor.current;
+      anchor.current = null;
+    } else if (stick.current) el.scrollTop = el.scrollHeight;
+  });
+  return (
+    <div class="transcript" ref={ref} aria-live="off">
+      <div class="transcript-inner">
+        {(hidden > 0 || s.hasMoreHistory.value) && (
+          <button
+            type="button"
+            class="earlier"
+            onClick={() => {
+              // Reading history: stop following the bottom, and keep what is on screen where it is.
+              const el = ref.current;
+              stick.current = false;
+              if (el) anchor.current = el.scrollHeight - el.scrollTop;
+              void s.showEarlier();
+            }}
+          >
+            {hidden > 0 ? `Show earlier messages (${hidden})` : "Load earlier messages"}
+          </button>
+        )}
+        {items.slice(hidden).map((item) => (
+          <MessageView key={item.key} item={item} />
+        ))}
+        <LiveBlock s={s} />
+        {s.retryNote.value && (
+          <div class="msg warning" role="status">
+            {s.retryNote.value}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,255 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { SessionStoreToken } from "../core/index.js";
+import { builtinSource } from "../host/plugin-sources.js";
+import { builtinPlugins } from "../plugins/index.js";
+import { launchBrowser, signIn, watchPage } from "./support/browser.js";
+import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { type FakeProvider, fail, startFakeProvider, text, turn } from "./support/fake-provider.js";
+
+/** A 1x1 PNG. */
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
+
+describe("web UI: composer, settings, panels and session actions (headless Chromium)", function () {
+  this.timeout(60_000);
+  let fake: FakeProvider;
+  let d: TestDaemon;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let page: Page;
+  let watch: { errors: string[] };
+  let work: string;
+
+  before(async () => {
+    mkdirSync(join(import.meta.dirname, "../../test-output/screenshots"), { recursive: true });
+    browser = await launchBrowser();
+    fake = await startFakeProvider();
+    d = await startTestDaemon({
+      config: {
+        provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" },
+        pluginOptions: { files: { browseRoots: [tmpdir(), homedir()] } },
+      },
+      builtins: builtinPlugins.map(builtinSource),
+    });
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    ctx.setDefaultTimeout(15_000);
+    const p = await ctx.newPage();
+    await signIn(p, d.baseUrl, d.token);
+    await p.close();
+  });
+  after(async () => {
+    await ctx?.close();
+    await browser?.close();
+    await d?.cleanup();
+    await fake?.close();
+  });
+  beforeEach(async () => {
+    fake.clearScript();
+    work = mkdtempSync(join(tmpdir(), "agentd-web-"));
+    page = await ctx.newPage();
+    watch = watchPage(page);
+  });
+  afterEach(async function () {
+    await page?.close();
+    rmSync(work, { recursive: true, force: true });
+    if (this.currentTest?.state === "passed") expect(watch.errors).to.deep.equal([]);
+  });
+
+  const message = () => page.getByRole("textbox", { name: "Message" });
+  const transcript = () => page.locator(".transcript");
+  async function openSession(): Promise<string> {
+    const id = await d.createSession({ cwd: work });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await message().waitFor();
+    return id;
+  }
+
+  it("Shift+Enter breaks the line, Enter sends; the draft survives a reload", async () => {
+    await openSession();
+    fake.script(text("Got both lines."));
+    await message().fill("first line");
+    await message().press("Shift+Enter");
+    await message().pressSequentially("second line");
+    expect(await message().inputValue()).to.equal("first line\nsecond line");
+    await page.reload();
+    expect(await message().inputValue()).to.equal("first line\nsecond line");
+    await message().press("Enter");
+    await transcript().getByText("Got both lines.").waitFor();
+    expect(JSON.stringify(fake.requests.at(-1))).to.include("first line\\nsecond line");
+    expect(await message().inputValue()).to.equal("");
+  });
+
+  it("while a turn runs, a message steers it (shown as a chip) or is queued for after it", async () => {
+    await openSession();
+    let release!: () => void;
+    fake.script(
+      turn({ content: "Working on it" }, { waitFor: new Promise<void>((r) => (release = r)) }),
+      text("Steered."),
+      text("Queued one done."),
+    );
+    await message().fill("start");
+    await message().press("Enter");
+    await transcript().getByText("Working on it").waitFor();
+    await message().fill("use tabs, not spaces");
+    await message().press("Enter");
+    await page.locator(".chip.steer", { hasText: "use tabs" }).waitFor();
+    await page.getByRole("combobox", { name: "While a turn runs" }).selectOption("queue");
+    await message().fill("then write the changelog");
+    await message().press("Enter");
+    await page.locator(".chip.queued", { hasText: "changelog" }).waitFor();
+    release();
+    await transcript().getByText("Queued one done.").waitFor();
+    await page.locator(".chip").first().waitFor({ state: "hidden" });
+    await transcript().getByRole("article", { name: "You" }).filter({ hasText: "then write the changelog" }).waitFor();
+    await transcript().getByRole("article", { name: "You" }).filter({ hasText: "use tabs, not spaces" }).waitFor();
+  });
+
+  it("the slash-command palette completes from /commands and runs the command", async () => {
+    await openSession();
+    await message().fill("/turn");
+    const palette = page.getByRole("listbox", { name: "Commands" });
+    await palette.getByRole("option", { name: /turn-cap/ }).waitFor();
+    await message().press("Tab");
+    expect(await message().inputValue()).to.equal("/turn-cap ");
+    await message().pressSequentially("37");
+    await message().press("Enter");
+    await transcript()
+      .getByText(/cap set to 37/i)
+      .waitFor();
+  });
+
+  it("attaches an image (thumbnail, sent with the message) and a file (uploaded to the inputs)", async () => {
+    const id = await openSession();
+    const img = join(work, "shot.png");
+    const notes = join(work, "notes.txt");
+    writeFileSync(img, PNG);
+    writeFileSync(notes, "remember the milk\n");
+    await page.getByLabel("Attach files").setInputFiles([img, notes]);
+    await page.getByRole("list", { name: "Attachments" }).getByRole("img", { name: "shot.png" }).waitFor();
+    await page.getByText("Uploaded notes.txt").waitFor();
+    const inputs = await d.get(`/sessions/${id}/inputs`);
+    expect(inputs.body.entries.map((e: { name: string }) => e.name)).to.include("notes.txt");
+    fake.script(text("Nice picture."));
+    await message().fill("look at this");
+    await message().press("Enter");
+    await transcript().getByText("Nice picture.").waitFor();
+    expect(JSON.stringify(fake.requests.at(-1))).to.include("data:image/png;base64");
+    await page.getByRole("button", { name: "Files", exact: true }).click();
+    const panel = page.getByRole("region", { name: "Files" });
+    await panel.getByRole("link", { name: "notes.txt" }).waitFor();
+  });
+
+  it("shows the working-tree changes with hunks and the git branch", async () => {
+    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: work });
+    execFileSync("git", ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "init"], {
+      cwd: work,
+    });
+    writeFileSync(join(work, "hello.txt"), "hello\nworld\n");
+    execFileSync("git", ["add", "hello.txt"], { cwd: work });
+    execFileSync("git", ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "add"], { cwd: work });
+    writeFileSync(join(work, "hello.txt"), "hello\nthere\n");
+    await openSession();
+    await page.getByRole("button", { name: "Changes" }).click();
+    const panel = page.getByRole("region", { name: "Changes" });
+    await panel.getByText("hello.txt").waitFor();
+    await panel.getByText("main", { exact: true }).waitFor();
+    await panel.locator(".del", { hasText: "world" }).waitFor();
+    await panel.locator(".add", { hasText: "there" }).waitFor();
+  });
+
+  it("renames, pins and forks a session from its header", async () => {
+    await openSession();
+    page.once("dialog", (dlg) => void dlg.accept("Parser work"));
+    await page.getByRole("button", { name: "Rename" }).click();
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    await nav.getByText("Parser work").waitFor();
+    await page.getByRole("button", { name: "Pin", exact: true }).click();
+    await nav.getByRole("region", { name: "Pinned" }).getByText("Parser work").waitFor();
+    await page.getByRole("button", { name: "Share" }).click();
+    const shared = await page.getByRole("status").filter({ hasText: "Share link" }).innerText();
+    const url = /https?:\/\/\S+/.exec(shared)?.[0] ?? "";
+    expect((await fetch(url)).status).to.equal(200);
+    await page.getByRole("searchbox", { name: "Search sessions" }).fill("Parser wo");
+    await nav.getByText("Parser work").waitFor();
+    await page.getByRole("searchbox", { name: "Search sessions" }).fill("no such session zzz");
+    await nav.getByText("No matching sessions.").waitFor();
+    await page.getByRole("searchbox", { name: "Search sessions" }).fill("");
+    const before = page.url();
+    await page.getByRole("button", { name: "Fork" }).click();
+    await page.waitForFunction((old) => location.href !== old, before);
+    await message().waitFor();
+  });
+
+  it("opens a long session at its latest messages and pages older ones in on request", async () => {
+    const id = await d.createSession({ cwd: work });
+    const store = d.daemon.services.get(SessionStoreToken);
+    for (let i = 0; i < 400; i++) {
+      store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message number ${i}.` });
+    }
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await transcript().getByText("message number 399.").waitFor();
+    expect(await transcript().getByText("message number 0.", { exact: true }).count()).to.equal(0);
+    const earlier = page.getByRole("button", { name: /earlier messages/ });
+    const shown = () => transcript().locator("article").count();
+    for (let clicks = 0; clicks < 40 && (await transcript().getByText("message number 0.").count()) === 0; clicks++) {
+      const before = await shown();
+      await earlier.click();
+      await page.waitForFunction((n) => document.querySelectorAll(".transcript article").length > n, before);
+    }
+    // Nothing twice: every message once, in order.
+    const texts = await transcript().locator("article").allInnerTexts();
+    expect(texts).to.deep.equal(Array.from({ length: 400 }, (_, i) => `message number ${i}.`));
+    await transcript().getByText("message number 0.", { exact: true }).waitFor();
+    await earlier.waitFor({ state: "hidden" });
+  });
+
+  it("deletes a session after asking", async () => {
+    const id = await openSession();
+    await d.post(`/sessions/${id}/rename`, { title: "Throwaway" });
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    await nav.getByText("Throwaway").waitFor();
+    page.once("dialog", (dlg) => void dlg.accept());
+    await page.getByRole("button", { name: "Delete" }).click();
+    await nav.getByText("Throwaway").waitFor({ state: "hidden" });
+    expect((await d.get(`/sessions/${id}`)).status).to.equal(404);
+  });
+
+  it("shows provider errors in the conversation", async () => {
+    await openSession();
+    fake.script(fail(401, { body: { error: { message: "bad key for this model" } } }));
+    await message().fill("hello");
+    await message().press("Enter");
+    await transcript().locator(".msg.error").waitFor();
+    await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
+  });
+
+  it("settings: a provider that fails verification is not saved; a working one is", async () => {
+    await page.goto(`${d.baseUrl}/`);
+    await page.getByRole("button", { name: "Settings" }).click();
+    const form = page.getByRole("form", { name: "Provider" });
+    await form.getByLabel("Base URL").fill("http://127.0.0.1:9/v1");
+    await form.getByRole("button", { name: "Verify and save" }).click();
+    await form.getByText(/Not saved/).waitFor();
+    watch.errors.length = 0; // the refused PUT is the expected 400
+    await form.getByLabel("Base URL").fill(fake.url);
+    await form.getByLabel("Model").fill("fake-model-2");
+    await form.getByRole("button", { name: "Verify and save" }).click();
+    await form.getByRole("status").filter({ hasNotText: "Checking" }).filter({ hasNotText: "Not saved" }).waitFor();
+    await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/settings-light.png") });
+    const cfg = await d.get("/config");
+    expect(cfg.body.model).to.equal("fake-model-2");
+    // Theme: dark on request, remembered by the page.
+    await page.getByRole("combobox", { name: "Theme" }).selectOption("dark");
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).to.equal("dark");
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).to.equal("dark");
+    expect(readFileSync(join(d.home, "settings.json"), "utf8")).to.not.include("sk-test");
+  });
+});

@@ -1,0 +1,364 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { builtinSource } from "../host/plugin-sources.js";
+import { builtinPlugins } from "../plugins/index.js";
+import { launchBrowser, signIn, watchPage } from "./support/browser.js";
+import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
+import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
+
+/** Screenshots the tests take of the main screens (git-ignored; a few are copied to docs/ by hand). */
+const SHOTS = join(import.meta.dirname, "../../test-output/screenshots");
+
+describe("web UI in headless Chromium, against the real daemon and the fake provider", function () {
+  this.timeout(60_000);
+  let fake: FakeProvider;
+  let d: TestDaemon;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let page: Page;
+  let watch: { errors: string[] };
+  let work: string;
+
+  const config = () => ({
+    provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" },
+    pluginOptions: { files: { browseRoots: [tmpdir(), homedir()] } },
+  });
+  const boot = (extra: { home?: string; port?: number } = {}) =>
+    startTestDaemon({ config: config(), builtins: builtinPlugins.map(builtinSource), ...extra });
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser();
+    fake = await startFakeProvider();
+    d = await boot();
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    ctx.setDefaultTimeout(15_000);
+    const p = await ctx.newPage();
+    await signIn(p, d.baseUrl, d.token);
+    await p.close();
+  });
+  after(async () => {
+    await ctx?.close();
+    await browser?.close();
+    await d?.cleanup();
+    await fake?.close();
+  });
+  beforeEach(async () => {
+    fake.clearScript();
+    work = mkdtempSync(join(tmpdir(), "agentd-web-"));
+    page = await ctx.newPage();
+    watch = watchPage(page);
+  });
+  afterEach(async function () {
+    await page?.close();
+    rmSync(work, { recursive: true, force: true });
+    // Nothing may throw in the page or break the CSP in any test (the favicon-free page has no stray 404s either).
+    if (this.currentTest?.state === "passed") expect(watch.errors).to.deep.equal([]);
+  });
+
+  const message = () => page.getByRole("textbox", { name: "Message" });
+  async function openSession(cwd = work): Promise<string> {
+    const id = await d.createSession({ cwd });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await message().waitFor();
+    return id;
+  }
+  async function send(t: string) {
+    await message().fill(t);
+    await message().press("Enter");
+  }
+  const transcript = () => page.locator(".transcript");
+
+  it("creates a session from the UI and streams the scripted answer in as Markdown", async () => {
+    await page.goto(`${d.baseUrl}/`);
+    await page.getByRole("button", { name: "New session", exact: true }).click();
+    await page.getByRole("textbox", { name: "Working directory" }).fill(work);
+    await page.getByRole("textbox", { name: "Working directory" }).press("Tab");
+    await page.getByRole("button", { name: "Create session" }).click();
+    await message().waitFor();
+    let release!: () => void;
+    fake.script(
+      turn(
+        { content: "Here is **the" },
+        { content: " plan**:\n\n- first\n" },
+        { waitFor: new Promise<void>((r) => (release = r)) },
+        { content: "- second\n\n```ts\nconst x = 1;\n```\n" },
+      ),
+    );
+    await send("Make a plan");
+    await page.getByRole("article", { name: "You" }).getByText("Make a plan").waitFor();
+    // Streaming: the first part shows before the provider has finished.
+    await transcript().locator("strong", { hasText: "the plan" }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).waitFor();
+    release();
+    await transcript().getByText("const x = 1;").waitFor();
+    await transcript().locator("li", { hasText: "second" }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
+    // The session is listed (and marked with its first message as title).
+    await page.getByRole("navigation", { name: "Sessions" }).getByText("Make a plan").waitFor();
+  });
+
+  it("shows a bash tool card with its live output and result", async () => {
+    await openSession();
+    fake.script(
+      tools([{ name: "bash", args: { command: "echo step1; sleep 0.3; echo step2" }, id: "b1" }]),
+      text("Ran it."),
+    );
+    await send("run the steps");
+    const card = transcript().locator("details.tool", { hasText: "bash" });
+    await card.locator("pre.output", { hasText: "step2" }).waitFor();
+    await card.locator(".badge", { hasText: "done" }).waitFor();
+    await transcript().getByText("Ran it.").waitFor();
+  });
+
+  it("Deny and Allow a dangerous command; the confirmation survives a reload", async () => {
+    await openSession();
+    const marker = join(work, "gone");
+    const bash = (id: string) => tools([{ name: "bash", args: { command: `rm -rf ./build && touch ${marker}` }, id }]);
+    fake.script(bash("b1"), text("Understood, not running it."));
+    await send("clean the build");
+    const card = page.getByRole("region", { name: "Confirm command" });
+    await card.locator("pre", { hasText: "rm -rf ./build" }).waitFor();
+    await card.getByText(/left/).waitFor();
+    await page.getByRole("button", { name: "Deny" }).click();
+    await transcript().getByText("Understood, not running it.").waitFor();
+    expect(existsSync(marker)).to.equal(false);
+
+    fake.script(bash("b2"), text("Cleaned."));
+    await send("clean it, really");
+    await card.waitFor();
+    await page.reload();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await transcript().getByText("Cleaned.").waitFor();
+    expect(existsSync(marker)).to.equal(true);
+    await card.waitFor({ state: "hidden" });
+  });
+
+  it("answers a question from the agent", async () => {
+    await openSession();
+    const questions = [
+      {
+        question: "Which database?",
+        options: [
+          { label: "PostgreSQL", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
+    ];
+    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("SQLite it is."));
+    await send("set up storage");
+    await page.getByRole("radio", { name: "SQLite" }).check();
+    await page.getByRole("button", { name: "Answer" }).click();
+    await transcript().getByText("SQLite it is.").waitFor();
+    const back = JSON.stringify(fake.requests.at(-1));
+    expect(back).to.include("sqlite");
+  });
+
+  it("approves a plan in plan mode and shows the todo list", async () => {
+    const id = await openSession();
+    const modeSet = page.waitForResponse((r) => r.url().endsWith("/mode"));
+    await page.getByRole("checkbox", { name: "Plan mode" }).check();
+    expect((await modeSet).status()).to.equal(200);
+    const plans = join(work, ".agentd", "plans", id);
+    mkdirSync(plans, { recursive: true });
+    writeFileSync(join(plans, "plan.md"), "# Plan\n\n## Steps\n- [ ] add the parser\n- [ ] write tests\n");
+    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
+    await send("plan the parser");
+    await page.getByRole("button", { name: "Approve plan" }).click();
+    await page.getByText("add the parser").waitFor();
+    await page.getByRole("button", { name: "Approve plan" }).waitFor({ state: "hidden" });
+  });
+
+  it("asks to trust a project that brings its own configuration, and records both answers", async () => {
+    for (const [button, trusted] of [
+      ["Trust project", true],
+      ["Don't trust", false],
+    ] as const) {
+      const project = mkdtempSync(join(tmpdir(), "agentd-project-"));
+      writeFileSync(join(project, "AGENTS.md"), "Use tabs.\n");
+      try {
+        await openSession(project);
+        const card = page.getByRole("region", { name: "Trust this project?" });
+        await card.getByText("AGENTS.md").waitFor();
+        await card.getByRole("button", { name: button }).click();
+        await card.waitFor({ state: "hidden" });
+        const state = await d.get(`/projects/trust?cwd=${encodeURIComponent(project)}`);
+        expect(state.body).to.include({ trusted });
+        expect(state.body.decidedAt).to.be.a("string");
+      } finally {
+        rmSync(project, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it("Stop (and Esc) abort a running turn", async () => {
+    await openSession();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    fake.script(turn({ content: "Thinking hard" }, { waitFor: held }));
+    await send("a long task");
+    await transcript().getByText("Thinking hard").waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await transcript().getByText("Stopped.").waitFor();
+    await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
+    release();
+    fake.script(turn({ content: "Again" }, { waitFor: new Promise<void>((r) => (release = r)) }));
+    await send("another long task");
+    await transcript().getByText("Again").waitFor();
+    await message().press("Escape");
+    await transcript().getByText("Stopped.").nth(1).waitFor();
+    release();
+  });
+
+  it("a reload mid-turn shows what streamed so far and the rest as it comes", async () => {
+    await openSession();
+    let release!: () => void;
+    fake.script(
+      turn(
+        { content: "First half," },
+        { waitFor: new Promise<void>((r) => (release = r)) },
+        { content: " second half." },
+      ),
+    );
+    await send("stream something");
+    await transcript().getByText("First half,").waitFor();
+    await page.reload();
+    await transcript().getByText("First half,").waitFor();
+    release();
+    await transcript().getByText("First half, second half.").waitFor();
+  });
+
+  it("survives a daemon restart: shows it is unreachable, keeps the draft, and carries on", async () => {
+    const id = await openSession();
+    fake.script(text("Before the restart."));
+    await send("hello");
+    await transcript().getByText("Before the restart.").waitFor();
+    const { home } = d;
+    const port = Number(new URL(d.baseUrl).port);
+    await d.stop();
+    await page.getByRole("alert").getByText("unreachable").waitFor();
+    await message().fill("typed while it was down");
+    d = await boot({ home, port });
+    await page.getByRole("alert").waitFor({ state: "hidden", timeout: 20_000 });
+    expect(await message().inputValue()).to.equal("typed while it was down");
+    fake.script(text("After the restart."));
+    await message().press("Enter");
+    await transcript().getByText("After the restart.").waitFor({ timeout: 20_000 });
+    expect(page.url()).to.include(id);
+    // Errors logged while the daemon was down (failed requests) are expected here.
+    watch.errors.length = 0;
+  });
+
+  it("shows model output containing HTML as text: nothing executes", async () => {
+    await openSession();
+    fake.script(text('Look: <img src=x onerror="window.__pwned=1"> and <script>window.__pwned=2</script> done'));
+    await send("say something nasty");
+    await transcript().getByText("done", { exact: false }).last().waitFor();
+    await transcript().getByText('<img src=x onerror="window.__pwned=1">', { exact: false }).waitFor();
+    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).to.equal(undefined);
+    expect(await transcript().locator("img[src=x], script").count()).to.equal(0);
+  });
+
+  it("keeps other tabs in sync through /sessions/events", async () => {
+    await page.goto(`${d.baseUrl}/`);
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    await nav.waitFor();
+    const id = await d.createSession({ cwd: work });
+    await d.post(`/sessions/${id}/rename`, { title: "Renamed elsewhere" });
+    await nav.getByText("Renamed elsewhere").waitFor();
+  });
+});
+
+describe("web UI screenshots and phone width (a fresh daemon, so the list shows only this story)", function () {
+  this.timeout(60_000);
+  let fake: FakeProvider;
+  let d: TestDaemon;
+  let browser: Browser;
+  let page: Page;
+  let watch: { errors: string[] };
+  let work: string;
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    work = mkdtempSync(join(tmpdir(), "agentd-web-"));
+    browser = await launchBrowser();
+    fake = await startFakeProvider();
+    d = await startTestDaemon({
+      config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "qwen3-coder" } },
+      builtins: builtinPlugins.map(builtinSource),
+    });
+    for (const [title, pinned] of [
+      ["Release notes for 0.2", true],
+      ["Why is CI flaky on Node 20?", false],
+      ["Add retries to the HTTP client", false],
+    ] as const) {
+      const id = await d.createSession({ cwd: work, title });
+      if (pinned) await d.post(`/sessions/${id}/pin`, { pinned: true });
+    }
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    ctx.setDefaultTimeout(15_000);
+    page = await ctx.newPage();
+    watch = watchPage(page);
+    await signIn(page, d.baseUrl, d.token);
+  });
+  after(async () => {
+    await browser?.close();
+    await d?.cleanup();
+    await fake?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const message = () => page.getByRole("textbox", { name: "Message" });
+  const transcript = () => page.locator(".transcript");
+  async function send(t: string) {
+    await message().fill(t);
+    await message().press("Enter");
+  }
+
+  it("works at phone width and writes screenshots of the main screens (light and dark)", async () => {
+    const id = await d.createSession({ cwd: work, title: "Fix the parser" });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await message().waitFor();
+    fake.script(
+      turn(
+        { reasoning: "The parser drops the last token; check the loop bound." },
+        {
+          content:
+            "The loop stops one token early. Here is the fix:\n\n```ts\nfor (let i = 0; i <= tokens.length - 1; i++) {\n  out.push(parse(tokens[i]));\n}\n```\n",
+        },
+        { toolCall: { id: "s1", name: "bash", arguments: JSON.stringify({ command: "echo 'all 42 tests pass'" }) } },
+      ),
+      text("Done: **all tests pass**."),
+    );
+    await send("Why does the parser drop the last token?");
+    await transcript().getByText("Done:").waitFor();
+    fake.script(tools([{ name: "bash", args: { command: "rm -rf ./dist" }, id: "s2" }]), text("ok"));
+    await send("and clean dist");
+    await page.getByRole("button", { name: "Allow" }).waitFor();
+    await page.getByRole("navigation", { name: "Sessions" }).getByRole("status", { name: "running" }).waitFor();
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.screenshot({ path: join(SHOTS, `desktop-${scheme}.png`) });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(SHOTS, `phone-${scheme}.png`) });
+    }
+    // At phone width the session list is behind the menu button, and the composer still fits.
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    const box = await message().boundingBox();
+    expect(box && box.x >= 0 && box.x + box.width <= 390).to.equal(true);
+    const hidden = await nav.boundingBox();
+    expect(hidden && hidden.x + hidden.width <= 0).to.equal(true);
+    await page.getByRole("button", { name: "Show sessions" }).click();
+    await nav.getByText("Fix the parser").waitFor();
+    await page.waitForFunction(() => (document.querySelector("nav")?.getBoundingClientRect().x ?? -1) >= 0);
+    await page.screenshot({ path: join(SHOTS, "phone-sessions-dark.png") });
+    await nav.getByText("Fix the parser").click();
+    await page.getByRole("button", { name: "Deny" }).click();
+    await transcript().getByText("ok").last().waitFor();
+    expect(watch.errors).to.deep.equal([]);
+  });
+});
