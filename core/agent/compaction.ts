@@ -47,7 +47,7 @@ export async function compactIfNeeded(opts: {
   const cut = starts.filter((i) => i <= target).at(-1) ?? starts[0];
   if (cut === undefined) return false;
   const older = rows.slice(0, cut);
-  const previous = rec.meta.compactionSummary as string | undefined;
+  const previous = rec.meta.compactionSummary;
   let summary = "";
   try {
     for await (const d of provider.stream(

@@ -9,7 +9,7 @@ import { streamModelCall } from "./model-call.js";
 import { systemPrompt } from "./prompt.js";
 import { offered, runTools } from "./tool-runner.js";
 import type { ActiveTurn } from "./turn-queue.js";
-import type { AgentDeps, TodoItem } from "./types.js";
+import type { AgentDeps } from "./types.js";
 
 /** Nudges before a turn may finish with open todos. */
 const TODO_NUDGES = 3;
@@ -60,8 +60,8 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
           rec: r,
           personaPrompt: deps.persona(r)?.prompt ?? "",
           instructions: deps.instructions(r),
-          todos: (r.meta.todos as TodoItem[] | undefined) ?? [],
-          summary: r.meta.compactionSummary as string | undefined,
+          todos: r.meta.todos ?? [],
+          summary: r.meta.compactionSummary,
         }),
         deps.store.contextMessages(r.id),
       );
@@ -94,7 +94,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
               function: { name: tool.name, description: tool.description, parameters: tool.parameters },
             }))
           : undefined,
-        reasoningEffort: rec.meta.reasoningEffort as string | undefined,
+        reasoningEffort: rec.meta.reasoningEffort,
       },
       signal,
       emit,
@@ -123,9 +123,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
     }
     if (!toolCalls.length) {
       const fresh = deps.store.getSession(rec.id) ?? rec;
-      const open = ((fresh.meta.todos as TodoItem[] | undefined) ?? []).filter(
-        (x) => x.status === "pending" || x.status === "in_progress",
-      );
+      const open = (fresh.meta.todos ?? []).filter((x) => x.status === "pending" || x.status === "in_progress");
       if (fresh.mode === "build" && open.length && nudges < TODO_NUDGES) {
         nudges++;
         emit({ type: "turn_end", toolResults: [] });

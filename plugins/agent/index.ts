@@ -50,7 +50,7 @@ export default definePlugin({
       },
     };
     const provider = (rec: SessionRecord) => {
-      const wanted = rec.meta.provider as string | undefined;
+      const wanted = rec.meta.provider;
       return (wanted ? providers.get(wanted) : undefined) ?? providers.list()[0];
     };
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).

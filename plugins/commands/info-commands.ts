@@ -170,7 +170,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         }
         const rec = requireSession(env, inv);
         if (!arg) {
-          const level = (rec.meta.reasoningEffort as string | undefined) ?? null;
+          const level = rec.meta.reasoningEffort ?? null;
           return { message: `Reasoning: ${level ?? "model default"}`, reasoning: level, options: REASONING_LEVELS };
         }
         if (arg === "reset" || arg === "default") {
