@@ -5,7 +5,7 @@
  * how far its screen trails a plain SSE client at the end of the stream.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clientEnv } from "../test/support/cli.js";
@@ -16,10 +16,14 @@ import type { BenchDaemon } from "./lib/daemon.js";
 import { ms, printTable, type Summary, summarize } from "./lib/stats.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+const MODULES = fileURLToPath(new URL("../clients/terminal/", import.meta.url));
+const BUNDLE = fileURLToPath(new URL("../clients/terminal.bundle/", import.meta.url));
 
 export interface TerminalResult {
   run: { agentd: Summary; bareNode: Summary; provider: Summary };
   chat?: { agentd: Summary; bareNode: Summary };
+  /** CPU ms of loading what `agentd chat` needs for its first screen (the commands and the UI), in a fresh node. */
+  load?: { modules: Summary; bundle: Summary };
   stream?: { tokens: number; cpuMsPer1000: number; cpuMsIdleTurn: number; lagMs: number };
 }
 
@@ -33,6 +37,36 @@ function timedProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     });
     child.once("exit", (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`exit ${code}: ${err}`))));
   });
+}
+
+/** CPU time (ms) a fresh node spends importing `files` in order (the process's own start-up not included). */
+function loadCpu(files: string[]): Promise<number> {
+  const code = `const c0 = process.cpuUsage(); for (const f of ${JSON.stringify(files)}) await import(f); const c = process.cpuUsage(c0); process.stdout.write(String((c.user + c.system) / 1000));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    child.once("exit", (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+/** The first screen's modules: the commands and the UI, as separate modules and as the bundle's chunks. */
+async function loadingCpu(reps: number): Promise<TerminalResult["load"]> {
+  const startChunk = existsSync(BUNDLE) ? readdirSync(BUNDLE).find((f) => /^start-.*\.js$/.test(f)) : undefined;
+  if (!startChunk) return undefined;
+  const modules: number[] = [];
+  const bundle: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    modules.push(await loadCpu([join(MODULES, "commands.js"), join(MODULES, "ui/start.js")]));
+    bundle.push(await loadCpu([join(BUNDLE, "commands.js"), join(BUNDLE, startChunk)]));
+  }
+  return { modules: summarize(modules), bundle: summarize(bundle) };
 }
 
 async function providerOneToken(fake: FakeProvider): Promise<number> {
@@ -114,6 +148,7 @@ export async function terminalBench(
   const result: TerminalResult = {
     run: { agentd: summarize(run), bareNode: summarize(bare), provider: summarize(provider) },
   };
+  result.load = await loadingCpu(reps);
   if (!hasTmux()) return result;
   const chat: number[] = [];
   const bareScreen: number[] = [];
@@ -154,6 +189,12 @@ export function printTerminal(r: TerminalResult): void {
       "agentd chat, first screen in tmux (baseline: bare node printing a word)",
       ms(r.chat.bareNode.p50),
       `${ms(r.chat.agentd.p50)} (+${ms(r.chat.agentd.p50 - r.chat.bareNode.p50)})`,
+    ]);
+  if (r.load)
+    rows.push([
+      "agentd chat first screen's modules: load CPU (baseline: unbundled modules)",
+      ms(r.load.modules.p50),
+      `${ms(r.load.bundle.p50)} (bundle)`,
     ]);
   if (r.stream) {
     rows.push([

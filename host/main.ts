@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import type { Daemon } from "./daemon.js";
 import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
@@ -242,6 +242,20 @@ const exitWith = (code: number) => {
   process.exitCode = code;
 };
 const home = () => program.opts().home as string | undefined;
+type TerminalCommands = typeof import("../clients/terminal/commands.js");
+/**
+ * The terminal client's commands: its bundle (`npm run build`, scripts/bundle-terminal.ts) when present and not
+ * older than the compiled modules (a later bare `tsc` build wins), else the separate modules.
+ */
+async function terminal(): Promise<TerminalCommands> {
+  const bundle = new URL("../clients/terminal.bundle/commands.js", import.meta.url);
+  const modules = new URL("../clients/terminal/commands.js", import.meta.url);
+  const mtime = (u: URL) => statSync(u, { throwIfNoEntry: false })?.mtimeMs;
+  const b = mtime(bundle);
+  const m = mtime(modules);
+  if (b !== undefined && (m === undefined || b >= m)) return (await import(bundle.href)) as TerminalCommands;
+  return import("../clients/terminal/commands.js");
+}
 
 program
   .command("chat", { isDefault: true })
@@ -253,7 +267,7 @@ program
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
   .action(async (prompt: string[], o: Record<string, unknown>) => {
-    const { chatCommand } = await import("../clients/terminal/chat.js");
+    const { chatCommand } = await terminal();
     exitWith(await chatCommand(prompt, { ...o, home: home() }));
   });
 
@@ -270,7 +284,7 @@ program
   .option("-y, --yes", "allow dangerous commands (denied otherwise)")
   .option("--answer <value>", "answer to a question the agent asks (repeat once per question)", collect)
   .action(async (prompt: string[], o: Record<string, unknown>) => {
-    const { runCommand } = await import("../clients/terminal/run.js");
+    const { runCommand } = await terminal();
     exitWith(await runCommand(prompt, { ...o, home: home() }));
   });
 
@@ -280,7 +294,7 @@ program
   .option("--json", "machine-readable output")
   .option("--limit <n>", "how many (default 50)", (v) => Number(v))
   .action(async (o: { json?: boolean; limit?: number }) => {
-    const { sessionsCommand } = await import("../clients/terminal/sessions.js");
+    const { sessionsCommand } = await terminal();
     exitWith(await sessionsCommand({ ...o, home: home() }));
   });
 
@@ -290,7 +304,7 @@ program
   .argument("<id>", "session id")
   .option("--json", "print every event as one JSON line")
   .action(async (id: string, o: { json?: boolean }) => {
-    const { attachCommand } = await import("../clients/terminal/sessions.js");
+    const { attachCommand } = await terminal();
     exitWith(await attachCommand(id, { ...o, home: home() }));
   });
 

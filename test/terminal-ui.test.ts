@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
-import { hasTmux, TmuxPane } from "./support/tmux.js";
+import { requireTmux, TmuxPane } from "./support/tmux.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 
@@ -20,8 +20,8 @@ describe("terminal client: interactive, in tmux", function () {
   let cwd: string;
   let pane: TmuxPane | undefined;
 
-  before(function () {
-    if (!hasTmux()) this.skip();
+  before(() => {
+    requireTmux();
   });
   beforeEach(async () => {
     fake = await startFakeProvider();

@@ -251,5 +251,20 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await page.reload();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).to.equal("dark");
     expect(readFileSync(join(d.home, "settings.json"), "utf8")).to.not.include("sk-test");
+    // A daemon theme paints the page with its colours and becomes the daemon-wide default.
+    await page.getByRole("button", { name: "Settings" }).click();
+    await page.getByRole("combobox", { name: "Theme" }).selectOption("solarized-light");
+    await page.waitForFunction(() => document.documentElement.style.getPropertyValue("--bg") !== "");
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).to.equal("light");
+    await page.waitForFunction(async () => (await (await fetch("/api/v1/config")).json()).theme === "solarized-light");
+    await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/settings-solarized.png") });
+    // The agent settings show the current values, and a change shows at once.
+    const permissions = page.getByRole("combobox", { name: "Default permissions" });
+    expect(await permissions.inputValue()).to.equal("default");
+    await permissions.selectOption("bypass");
+    await page.waitForFunction(async () => (await (await fetch("/api/v1/config")).json()).permissionMode === "bypass");
+    expect(await page.getByRole("spinbutton", { name: "Turn cap" }).inputValue()).to.equal(
+      String((await d.get("/config")).body.maxTurnIterations),
+    );
   });
 });

@@ -8,7 +8,19 @@ import { Changes, Files, NewSession } from "./panels.js";
 import { SessionState } from "./session.js";
 import { Settings, showReasoning } from "./settings.js";
 import { loadSessions, Sidebar, titleOf } from "./sidebar.js";
-import { config, online, panel, select, selectedId, showToast, sidebarOpen, toast } from "./store.js";
+import {
+  applyTheme,
+  config,
+  daemonThemes,
+  online,
+  panel,
+  select,
+  selectedId,
+  showToast,
+  sidebarOpen,
+  theme,
+  toast,
+} from "./store.js";
 import { Transcript } from "./transcript.js";
 
 function notify(title: string, body: string): void {
@@ -160,6 +172,13 @@ export function App() {
       .then((c) => {
         config.value = c;
         showReasoning.value = c.showReasoning;
+        return ok(api.GET("/api/v1/themes")).then((themes) => {
+          daemonThemes.value = themes;
+          // The daemon-wide theme (/theme) applies until this page picks one of its own.
+          if (!localStorage.getItem("agentd.theme") && c.theme && themes.some((t) => t.id === c.theme))
+            theme.value = c.theme;
+          applyTheme();
+        });
       })
       .catch(() => undefined);
   }, []);

@@ -1,15 +1,21 @@
 /** Settings: provider (verified before saving), default permissions, turn cap, theme, reasoning, notifications. */
 import { signal, useSignal } from "@preact/signals";
-import { useEffect } from "preact/hooks";
-import { api, messageOf, ok, type Schemas } from "./api.js";
-import { applyTheme, config, panel, showToast, theme } from "./store.js";
+import { api, messageOf, ok } from "./api.js";
+import { applyTheme, config, daemonThemes, panel, showToast, theme } from "./store.js";
 
 export const showReasoning = signal(true);
+
+/** The page's own palettes, offered while the daemon's themes are not loaded. */
+const FALLBACK_THEMES = [
+  { id: "light", label: "Light" },
+  { id: "dark", label: "Dark" },
+];
 
 async function globalCommand(command: string): Promise<void> {
   try {
     const r = await ok(api.POST("/api/v1/settings/command", { body: { command } }));
     showToast(r.result || `${command}: done`);
+    config.value = await ok(api.GET("/api/v1/config"));
   } catch (err) {
     showToast(messageOf(err));
   }
@@ -72,13 +78,8 @@ function ProviderForm() {
 }
 
 export function Settings() {
-  const themes = useSignal<Schemas["Theme"][]>([]);
-  const turnCap = useSignal("");
-  useEffect(() => {
-    void ok(api.GET("/api/v1/themes"))
-      .then((t) => (themes.value = t))
-      .catch(() => undefined);
-  }, []);
+  const c = config.value;
+  const turnCap = useSignal(c ? String(c.maxTurnIterations) : "");
   const setReasoning = async (on: boolean) => {
     showReasoning.value = on;
     await ok(api.POST("/api/v1/settings/appearance", { body: { showReasoning: on } })).catch((e) =>
@@ -100,9 +101,9 @@ export function Settings() {
           Default permissions
           <select
             aria-label="Default permissions"
+            value={c?.permissionMode ?? "default"}
             onChange={(e) => void globalCommand(`/permissions ${e.currentTarget.value}`)}
           >
-            <option value="">(choose)</option>
             <option value="default">Ask before risky commands</option>
             <option value="bypass">Never ask (bypass)</option>
           </select>
@@ -143,17 +144,21 @@ export function Settings() {
             aria-label="Theme"
             value={theme.value}
             onChange={(e) => {
-              theme.value = e.currentTarget.value as "light" | "dark" | "system";
+              theme.value = e.currentTarget.value;
               localStorage.setItem("agentd.theme", theme.value);
               applyTheme();
+              // A daemon theme is also the daemon-wide default, so the other clients follow.
+              if (daemonThemes.value.some((t) => t.id === theme.value)) void globalCommand(`/theme ${theme.value}`);
             }}
           >
             <option value="system">System</option>
-            <option value="light">Light</option>
-            <option value="dark">Dark</option>
+            {(daemonThemes.value.length > 0 ? daemonThemes.value : FALLBACK_THEMES).map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.label}
+              </option>
+            ))}
           </select>
         </label>
-        {themes.value.length > 0 && <p class="muted">Daemon themes: {themes.value.map((t) => t.label).join(", ")}</p>}
         <button
           type="button"
           onClick={() => void Notification.requestPermission().then((p) => showToast(`Notifications: ${p}`))}

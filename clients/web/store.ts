@@ -10,9 +10,22 @@ export const config = signal<Schemas["ClientConfig"] | null>(null);
 export const panel = signal<"none" | "settings" | "changes" | "files" | "new">("none");
 export const sidebarOpen = signal(false);
 export const toast = signal<string | null>(null);
-export const theme = signal<"light" | "dark" | "system">(
-  (localStorage.getItem("agentd.theme") as "light" | "dark" | null) ?? "system",
-);
+/** "system", "light", "dark" (the page's own palettes) or the id of a daemon theme from GET /themes. */
+export const theme = signal<string>(localStorage.getItem("agentd.theme") ?? "system");
+export const daemonThemes = signal<Schemas["Theme"][]>([]);
+
+/** Which CSS variable each of a daemon theme's colours paints. */
+const THEME_VARS: Record<string, string> = {
+  bg: "--bg",
+  bgSurface: "--bg2",
+  bgRaised: "--bg3",
+  agent: "--fg",
+  muted: "--muted",
+  border: "--border",
+  accent: "--accent",
+  error: "--danger",
+  success: "--add",
+};
 
 function readHash(): string | null {
   const m = /^#\/s\/([A-Za-z0-9_-]+)/.exec(location.hash);
@@ -42,8 +55,18 @@ export function showToast(text: string): void {
 
 export function applyTheme(): void {
   const t = theme.value;
-  const dark = t === "dark" || (t === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
-  document.documentElement.dataset.theme = dark ? "dark" : "light";
+  const root = document.documentElement;
+  const custom = daemonThemes.value.find((x) => x.id === t);
+  // CSSOM writes, not style attributes: the page's CSP allows no inline styles.
+  for (const [key, name] of Object.entries(THEME_VARS)) {
+    const colour = custom?.colors[key];
+    if (typeof colour === "string") root.style.setProperty(name, colour);
+    else root.style.removeProperty(name);
+  }
+  const dark = custom
+    ? custom.appearance !== "light"
+    : t === "dark" || (t !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
+  root.dataset.theme = dark ? "dark" : "light";
 }
 
 /** A random id; crypto.randomUUID exists only in secure contexts (loopback is one, a plain-http host name is not). */

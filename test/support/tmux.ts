@@ -20,6 +20,11 @@ export function hasTmux(): boolean {
   }
 }
 
+/** The terminal tests drive a real tmux; without it they fail with what to install (they never skip silently). */
+export function requireTmux(): void {
+  if (!hasTmux()) throw new Error("the terminal client tests need tmux: apt-get install -y tmux (.ci/run installs it)");
+}
+
 /** The environment of the program in the pane: no CI markers (Ink renders only the last frame under CI). */
 function paneEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
