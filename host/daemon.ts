@@ -156,9 +156,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         cwd: settings.defaultCwd,
         sandboxRoot: join(home, "sandbox"),
       },
+      () => services.tryGet(TurnControllerToken),
     );
-    const tc = services.tryGet(TurnControllerToken);
-    if (tc) svc.setTurnController(tc);
     return svc;
   });
 

@@ -65,12 +65,18 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
   describe("sessions", () => {
     it("round-trips a record with its JSON fields, updates and deletes it", () => {
       const usage = { ...emptyUsage(), promptTokens: 12, cost: 0.5 };
-      const rec = session("s1", { title: "T", pinned: true, isSandbox: true, usage, meta: { todos: [{ a: 1 }] } });
+      const rec = session("s1", {
+        title: "T",
+        pinned: true,
+        isSandbox: true,
+        usage,
+        meta: { todos: [{ content: "a", status: "pending" }] },
+      });
       store.createSession(rec);
       expect(store.getSession("s1")).to.deep.equal(rec);
       expect(store.getSession("nope")).to.equal(undefined);
 
-      const upd = store.updateSession("s1", { title: null, mode: "plan", meta: { x: "y" }, shareToken: "tok" });
+      const upd = store.updateSession("s1", { title: null, mode: "plan", meta: { turnCap: 7 }, shareToken: "tok" });
       expect(upd).to.include({ title: null, mode: "plan", shareToken: "tok", createdAt: rec.createdAt });
       expect(upd?.updatedAt).to.be.a("string").and.not.equal(rec.updatedAt);
       expect(store.getSession("s1")).to.deep.equal(upd);
