@@ -105,7 +105,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
         expect(entries.sessions).to.deep.equal(full.sessions.map(project));
       };
       store.createSession(session("a", { title: "alpha", updatedAt: at(1), usage: { ...emptyUsage(), cost: 1 } }));
-      store.createSession(session("b", { pinned: true, isSandbox: true, mode: "plan", meta: { x: 1 } }));
+      store.createSession(session("b", { pinned: true, isSandbox: true, mode: "plan", meta: { turnCap: 20 } }));
       same();
       same({ limit: 1, offset: 1 });
       store.appendMessage("a", { role: "user", content: "hello" });
