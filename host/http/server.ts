@@ -48,9 +48,9 @@ export function createApp(opts: HttpOptions): AppListener {
     async warm() {
       app ??= buildApp(opts);
       warmValidators();
-      // The session routes every client calls first (create, list, events, chat); one per macrotask.
+      // The routes every client calls first (create, list, open, events, chat); one per macrotask.
       for (const route of opts.routes.list()) {
-        if (!route.path.startsWith("/sessions")) continue;
+        if (!FIRST_ROUTES.has(`${route.method} ${route.path}`)) continue;
         await new Promise<void>((resolve) => setImmediate(resolve));
         compiledFor(route, opts.validateResponses);
       }
@@ -58,9 +58,21 @@ export function createApp(opts: HttpOptions): AppListener {
   });
 }
 
+/**
+ * Compiled by the warm-up. Only these: compiling every `/sessions*` route's validators (~40) holds ~4 MiB more of
+ * idle RSS for routes compiled in a few ms on their first request anyway (docs/benchmarks.md, issue 16).
+ */
+const FIRST_ROUTES = new Set([
+  "POST /sessions",
+  "GET /sessions",
+  "GET /sessions/:id",
+  "GET /sessions/:id/events",
+  "POST /sessions/:id/chat",
+]);
+
 export type AppListener = ((req: IncomingMessage, res: ServerResponse) => void) & {
   /**
-   * Builds the app, loads Ajv and compiles the session routes' validators now (after listening), off the requests'
+   * Builds the app, loads Ajv and compiles the first routes' validators now (after listening), off the requests'
    * path. Other routes are compiled on their first request: compiling all of them costs ~100 ms of CPU and several
    * MiB for routes that may never be called.
    */
