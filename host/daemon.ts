@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
+import { ProjectTrustToken } from "../core/project.js";
 import {
   CommandRegistryToken,
   EventBusToken,
@@ -36,6 +37,7 @@ import { SseHub } from "./http/sse.js";
 import { PluginHost, type PluginHost as PluginHostType, type Registries } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
+import { ProjectPlugins, type ProjectPluginsDeps } from "./project-plugins.js";
 import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
   ensureHome,
@@ -182,6 +184,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
   sources.push(...(opts.extraPlugins ?? []));
 
+  let projectPlugins: ProjectPlugins | undefined;
   const hub = new SseHub();
   let server: Server | undefined;
   let openApiCache: Record<string, unknown> | undefined;
@@ -199,7 +202,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       const a = server?.address() as AddressInfo | null | undefined;
       return a ? { host: a.address, port: a.port, url: `http://${urlHost(a.address)}:${a.port}` } : undefined;
     },
-    plugins: () => pluginHost.statuses(),
+    plugins: () => [...pluginHost.statuses(), ...(projectPlugins?.statuses() ?? [])],
     openApi: () => {
       openApiCache ??= buildOpenApi(registries.routes.entries(), VERSION);
       return openApiCache;
@@ -215,6 +218,17 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   await pluginHost.load(sources);
   await pluginHost.start();
   const sessionService = sessions();
+  projectPlugins = await startProjectPlugins({
+    services,
+    registries,
+    bus,
+    log,
+    home,
+    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
+    disabled: cfg.disabledPlugins ?? [],
+    granted: cfg.pluginCapabilities ?? {},
+    takenIds: () => pluginHost.statuses().map((s) => s.id),
+  });
 
   const bindHost = opts.host ?? cfg.server?.host ?? "127.0.0.1";
   const port = opts.port ?? cfg.server?.port ?? DEFAULT_PORT;
@@ -304,6 +318,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         server?.closeAllConnections();
         await closed;
         services.tryGet(SessionEventLogToken)?.close();
+        await projectPlugins?.unloadAll();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);
         log.info("stopped");
@@ -333,4 +348,23 @@ function brokenSource(spec: string, message: string): PluginSource {
 
 function urlHost(h: string): string {
   return h.includes(":") ? `[${h}]` : h;
+}
+
+/**
+ * Project-local plugins, when the project plugin provides trust: those of every trusted project load now; a trust
+ * decision loads or unloads them (POST /projects/trust waits); a turn withdraws a plugin changed since trust.
+ */
+async function startProjectPlugins(
+  deps: Omit<ProjectPluginsDeps, "trust"> & { services: ServiceContainer },
+): Promise<ProjectPlugins | undefined> {
+  const trust = deps.services.tryGet(ProjectTrustToken);
+  if (!trust) return undefined;
+  const plugins = new ProjectPlugins({ ...deps, trust });
+  trust.onChange((root) => plugins.reconcile(root));
+  deps.bus.on("turn.start", ({ cwd }) => {
+    const root = trust.projectRoot(cwd);
+    if (plugins.check(root)) void plugins.reconcile(root);
+  });
+  for (const rec of trust.list()) if (rec.trusted) await plugins.reconcile(rec.path);
+  return plugins;
 }

@@ -336,7 +336,7 @@ export class TurnManager implements TurnController {
         emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
         return "error";
       }
-      const tools = deps.tools().filter((tool) => offered(tool, rec));
+      const tools = deps.tools(rec).filter((tool) => offered(tool, rec));
       const build = (r: SessionRecord) => {
         const messages = toProviderMessages(
           systemPrompt({
@@ -483,7 +483,7 @@ export class TurnManager implements TurnController {
     const { deps } = this;
     const signal = t.ac.signal;
     const byName = new Map<string, ToolDefinition>();
-    for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
+    for (const tool of deps.tools(rec)) if (offered(tool, rec)) byName.set(tool.name, tool);
     const interactions = this.interactionsOf(rec.id);
     const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
     const recorded = new Map<string, ToolResult>();

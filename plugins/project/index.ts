@@ -12,8 +12,7 @@ import {
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes, trustPrompt, trustStatus } from "./routes.js";
-import { hasAny } from "./scan.js";
+import { projectRoutes, trustPrompt } from "./routes.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
 import { TrustStore } from "./trust.js";
@@ -133,10 +132,14 @@ export default definePlugin({
     const asked = new Set<string>();
     const askTrust = (sessionId: string, cwd: string) => {
       asked.add(sessionId);
-      const root = trust.projectRoot(cwd);
-      if (trust.decision(root) || !hasAny(resources.projectResources(root))) return;
-      const { resources: found, path } = trustStatus(trust, resources, root);
-      sessions().publish(sessionId, { type: "project_trust_required", path, cwd, resources: found });
+      const prompt = trustPrompt(trust, resources, cwd);
+      if (!prompt) return;
+      sessions().publish(sessionId, {
+        type: "project_trust_required",
+        path: prompt.path,
+        cwd,
+        resources: prompt.resources,
+      });
     };
     ctx.events.on("session.created", ({ session }) => askTrust(session.id, session.cwd));
     ctx.events.on("session.event", ({ sessionId, event }) => {

@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+
+/** A plugin folder in `<project>/.agentd/plugins/<name>/` and the content hash trust is pinned to. */
+export interface ProjectPluginInfo {
+  name: string;
+  dir: string;
+  /** sha256 over every file's relative path and bytes (symlinks by their target text); "" when unreadable. */
+  hash: string;
+}
+
+const MAX_FILES = 5000;
+const MAX_BYTES = 64 * 1024 * 1024;
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** The hash of a plugin folder: changes whenever a file is added, removed, renamed or edited. */
+export function hashPluginDir(dir: string): string {
+  const h = createHash("sha256");
+  let files = 0;
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      const rel = relative(dir, p).split(sep).join("/");
+      const st = lstatSync(p);
+      if (st.isDirectory()) {
+        walk(p);
+        continue;
+      }
+      if (++files > MAX_FILES) throw new Error(`more than ${MAX_FILES} files`);
+      bytes += st.size;
+      if (bytes > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES} bytes`);
+      h.update(`${st.isSymbolicLink() ? "L" : "F"}\0${rel}\0${st.size}\0`);
+      // A symlink counts by where it points (its target's bytes are hashed where they live inside the folder).
+      if (st.isFile()) h.update(readFileSync(p));
+      else if (st.isSymbolicLink()) h.update(readlinkSync(p));
+    }
+  };
+  walk(dir);
+  return h.digest("hex");
+}
+
+/** The plugin folders of a project root (those holding a package.json), sorted by name. Never throws. */
+export function scanProjectPlugins(root: string): ProjectPluginInfo[] {
+  const base = join(root, ".agentd", "plugins");
+  let names: string[];
+  try {
+    names = readdirSync(base).sort();
+  } catch {
+    return [];
+  }
+  const out: ProjectPluginInfo[] = [];
+  for (const name of names) {
+    if (!NAME_RE.test(name)) continue;
+    const dir = join(base, name);
+    try {
+      if (!lstatSync(dir).isDirectory() || !lstatSync(join(dir, "package.json")).isFile()) continue;
+    } catch {
+      continue;
+    }
+    let hash = "";
+    try {
+      hash = hashPluginDir(dir);
+    } catch {
+      // unreadable or too large: never matches a pin, so never loads
+    }
+    out.push({ name, dir, hash });
+  }
+  return out;
+}
+
+/** How a plugin stands against the hashes trust was pinned to. */
+export type ProjectPluginState = "trusted" | "new" | "changed";
+
+export function pluginState(p: ProjectPluginInfo, pins: Record<string, string> | undefined): ProjectPluginState {
+  const pinned = pins?.[p.name];
+  if (pinned === undefined) return "new";
+  return pinned === p.hash && p.hash !== "" ? "trusted" : "changed";
+}
