@@ -43,6 +43,7 @@ export default {
         return { content: "${version}" };
       },
     });
+    ctx.personas.add({ name: "proj-persona", label: "Project persona", description: "From a project plugin", prompt: "PROJECT PLUGIN PERSONA", source: "plugin" });
     ctx.commands.add({ name: "projcmd", description: "A project command", run: () => "projcmd ${version}" });
   },
 };
@@ -150,6 +151,12 @@ describe("project plugins: load only for trusted projects, pinned to their conte
     expect(here.body.result).to.equal("projcmd v1");
     const there = await d.post(`/sessions/${elsewhere}/command`, { command: "/projcmd" });
     expect(there.body.data?.sentAsText).to.equal(true);
+    const personaNames = async (q: string) =>
+      ((await d.get(`/personas?${q}`)).body as Array<{ name: string }>).map((p) => p.name);
+    expect(await personaNames(`sessionId=${id}`)).to.include("proj-persona");
+    expect(await personaNames(`sessionId=${elsewhere}`)).to.not.include("proj-persona");
+    expect((await d.post("/sessions", { cwd: project, persona: "proj-persona" })).status).to.equal(201);
+    expect((await d.post("/sessions", { cwd: other, persona: "proj-persona" })).status).to.equal(404);
     // The session of the trusted project shows no prompt.
     expect((await d.get(`/sessions/${id}`)).body.projectTrust).to.equal(undefined);
   });
