@@ -1,12 +1,16 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { isInside } from "./paths.js";
 
 /** A plugin folder in `<project>/.agentd/plugins/<name>/` and the content hash trust is pinned to. */
 export interface ProjectPluginInfo {
   name: string;
   dir: string;
-  /** sha256 over every file's relative path and bytes (symlinks by their target text); "" when unreadable. */
+  /**
+   * sha256 over every file's relative path and bytes (symlinks by their target text); "" when unreadable, too large,
+   * or holding a symlink that points outside the folder (such a plugin never loads).
+   */
   hash: string;
 }
 
@@ -19,6 +23,7 @@ export function hashPluginDir(dir: string): string {
   const h = createHash("sha256");
   let files = 0;
   let bytes = 0;
+  const realDir = realpathSync(dir);
   const walk = (d: string) => {
     for (const name of readdirSync(d).sort()) {
       const p = join(d, name);
@@ -32,9 +37,13 @@ export function hashPluginDir(dir: string): string {
       bytes += st.size;
       if (bytes > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES} bytes`);
       h.update(`${st.isSymbolicLink() ? "L" : "F"}\0${rel}\0${st.size}\0`);
-      // A symlink counts by where it points (its target's bytes are hashed where they live inside the folder).
+      // A symlink counts by where it points; it must stay inside the folder (whose files are hashed themselves):
+      // code outside could change without changing the hash.
       if (st.isFile()) h.update(readFileSync(p));
-      else if (st.isSymbolicLink()) h.update(readlinkSync(p));
+      else if (st.isSymbolicLink()) {
+        if (!isInside(realDir, realpathSync(p))) throw new Error(`${rel} points outside the plugin folder`);
+        h.update(readlinkSync(p));
+      }
     }
   };
   walk(dir);

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -184,6 +194,17 @@ describe("project plugins: load only for trusted projects, pinned to their conte
     expect(logLines()).to.include("imported v2");
     expect(await offeredTools(id)).to.include("proj_echo:Echo v2");
     expect((await d.get(`/sessions/${fresh}`)).body.projectTrust).to.equal(undefined);
+  });
+
+  it("never loads a plugin whose code is a symlink out of its folder (its hash could not pin that code)", async () => {
+    const dir = join(project, ".agentd", "plugins", "echo");
+    renameSync(join(dir, "index.js"), join(outside, "index.js"));
+    symlinkSync(join(outside, "index.js"), join(dir, "index.js"));
+    const id = await d.createSession({ cwd: project });
+    const trusted = await d.post("/projects/trust", { cwd: project, trusted: true });
+    expect(trusted.body.resources.plugins).to.deep.equal([{ name: "echo", hash: "", state: "changed" }]);
+    expect(names(await offeredTools(id))).to.not.include("proj_echo");
+    expect(logLines()).to.deep.equal([]);
   });
 
   it("unloads the plugin when trust is revoked, and loads trusted ones again after a restart", async () => {
