@@ -75,7 +75,7 @@ export class SessionEventLog {
 
     const subs = this.listeners.get(sessionId);
     if (subs) for (const fn of subs) fn(seq, json);
-    this.bus.emit("session.event", { sessionId, seq, event: wire });
+    this.bus.emit({ type: "session.event", sessionId, seq, event: wire });
     return seq;
   }
 

@@ -32,29 +32,54 @@ export interface ToolHookEvent {
   waitUntil(decision: Promise<ToolHookVerdict | undefined | void>): void;
 }
 
+/** A message as it was stored (the number is the message's own `seq` in the session's history). */
+export interface AppendedMessage {
+  role: "user" | "assistant" | "tool";
+  seq: number;
+  clientMessageId?: string;
+  /** Tool messages: the call they answer and the tool's name. */
+  toolCallId?: string;
+  toolName?: string;
+  /** Assistant messages: the tool calls the model made. */
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+}
+
 /**
- * The in-process bus. Plugins may add their own event types by declaration merging:
- * `declare module "agentd" { interface BusEvents { "my.event": {...} } }`.
+ * The typed lifecycle events of the in-process bus, keyed by their `type`; each payload carries its own `type`, so
+ * {@link BusEvent} is a discriminated union a handler can `switch` on. Plugins react to these, not to the wire
+ * events clients see (`session.event` is the host's relay of those, for transports and benchmarks).
+ *
+ * Plugins may add their own event types by declaration merging (the payload must carry `type` too):
+ * `declare module "agentd" { interface BusEvents { "my.event": { type: "my.event"; ... } } }`.
  */
 export interface BusEvents {
-  "session.created": { session: SessionSummary };
-  "session.updated": { session: SessionSummary };
-  "session.deleted": { sessionId: string; session: SessionSummary };
-  /** Every event appended to a session's log, after it got its sequence number. */
-  "session.event": { sessionId: string; seq: number; event: SessionEvent };
+  "session.created": { type: "session.created"; session: SessionSummary };
+  "session.updated": { type: "session.updated"; session: SessionSummary };
+  "session.deleted": { type: "session.deleted"; sessionId: string; session: SessionSummary };
   /** A turn was accepted and is about to run (project resources such as MCP servers may be prepared here). */
-  "turn.start": { sessionId: string; cwd: string };
-  "turn.end": { sessionId: string; reason: EndReason };
+  "turn.started": { type: "turn.started"; sessionId: string; cwd: string; startedAt: number };
+  /** A turn ended (after its `end` event), with the reason it ended. */
+  "turn.ended": { type: "turn.ended"; sessionId: string; reason: EndReason };
+  /**
+   * A turn stored a message. `opensTurn` marks the user message a turn starts with (the one that started it, or the
+   * follow-up that became the next turn); steering, follow-ups injected mid-turn and reminders do not open one.
+   */
+  "message.appended": { type: "message.appended"; sessionId: string; message: AppendedMessage; opensTurn: boolean };
+  /** Before a tool call with valid arguments runs; a verdict with `block` vetoes it. */
+  "tool.before": ToolHookEvent & { type: "tool.before" };
+  /** After a tool call ran, before its result is recorded; verdicts may add feedback for the model. */
+  "tool.after": ToolHookEvent & { type: "tool.after"; result: ToolResult };
   /**
    * `/reload` ran: project resources (skills, rules, personas, context files) were re-read; plugins holding their
    * own copies (MCP servers, SSH hosts) re-read theirs. `sessionId` is absent for a global reload.
    */
-  "resources.reload": { cwd: string; sessionId?: string };
-  /** Before a tool call with valid arguments runs; a verdict with `block` vetoes it. */
-  "tool.before": ToolHookEvent;
-  /** After a tool call ran, before its result is recorded; verdicts may add feedback for the model. */
-  "tool.after": ToolHookEvent & { result: ToolResult };
+  "resources.reload": { type: "resources.reload"; cwd: string; sessionId?: string };
+  /** The host's relay of every wire event appended to a session's log (after it got its sequence number). */
+  "session.event": { type: "session.event"; sessionId: string; seq: number; event: SessionEvent };
 }
+
+/** Any bus event: a union discriminated by `type`. */
+export type BusEvent = BusEvents[keyof BusEvents];
 
 export type EventHandler<T> = (payload: T) => void;
 
@@ -74,14 +99,14 @@ export class EventBus {
     return toDisposable(() => set.delete(handler as EventHandler<never>));
   }
 
-  emit<K extends keyof BusEvents>(type: K, payload: BusEvents[K]): void {
-    const set = this.handlers.get(type);
+  emit(event: BusEvent): void {
+    const set = this.handlers.get(event.type);
     if (!set) return;
     for (const h of set) {
       try {
-        (h as EventHandler<BusEvents[K]>)(payload);
+        (h as EventHandler<BusEvent>)(event);
       } catch (err) {
-        this.log.error({ err, event: type }, "event handler failed");
+        this.log.error({ err, event: event.type }, "event handler failed");
       }
     }
   }

@@ -41,8 +41,42 @@ export interface SessionRecord {
   usage: SessionUsage;
   createdAt: string;
   updatedAt: string;
-  /** Plugin-owned extra state (todos, plan transition, ...), small JSON. */
-  meta: Record<string, unknown>;
+  /** Plugin-owned extra state (todos, plan transition, ...), small JSON; typed per key in {@link SessionMeta}. */
+  meta: SessionMeta;
+}
+
+/** A todo item of a session (`todo_write`). */
+export interface SessionTodo {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
+  priority?: "high" | "medium" | "low";
+  /** Taken from an open step of the plan (plan transition). */
+  planStep?: boolean;
+}
+
+/**
+ * Per-session metadata, persisted as JSON with the session. Every key is declared here with its type and owner; a
+ * plugin adds its own keys by declaration merging (`declare module "agentd" { interface SessionMeta { "my-plugin.key"?:
+ * T } }`, in-repo plugins augment `core/session-types.js`), so readers need no casts. The store does not validate the
+ * values: readers of numbers still check them.
+ */
+export interface SessionMeta {
+  /** agent: the session's todo list (todo_write; the todo gate and the system prompt read it). */
+  todos?: SessionTodo[];
+  /** agent: the plan waiting for a decision after plan_done (`POST /sessions/{id}/plan-transition`). */
+  planTransition?: { kind: string; path?: string; summary?: string };
+  /** agent: the summary that replaced compacted history. */
+  compactionSummary?: string;
+  /** commands (/cap): the session's own iteration cap. */
+  turnCap?: number;
+  /** commands, settings: the reasoning effort sent with model calls. */
+  reasoningEffort?: string;
+  /** commands (/permissions), config default: "bypass" skips dangerous-command confirmations. */
+  permissionMode?: "default" | "bypass";
+  /** commands (/provider): the provider id the session uses (else the first one). */
+  provider?: string;
+  /** sessions (fork): the id of the session this one was forked from. */
+  forkedFrom?: string;
 }
 
 /**

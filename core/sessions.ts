@@ -80,18 +80,22 @@ export const DEFAULT_HISTORY_TURNS = 30;
  * session's own stream and to the all-sessions feed with the full summary.
  */
 export class SessionService {
-  private turns: TurnController = idleTurns;
-
+  /**
+   * @param turnPort who runs turns, asked (never told) about a session's turn: status, live blocks, pending decisions,
+   *   abort. Resolved on use, so the session layer works before (and without) the agent plugin: every session is
+   *   idle then. Data flows one way: the turn engine writes through this service, this service only reads the port.
+   */
   constructor(
     private readonly store: SessionStore,
     private readonly events: SessionEventLog,
     private readonly bus: EventBus,
     private readonly personas: Registry<Persona>,
     private readonly defaults: SessionDefaults,
+    private readonly turnPort: () => TurnController | undefined = () => undefined,
   ) {}
 
-  setTurnController(tc: TurnController): void {
-    this.turns = tc;
+  private get turns(): TurnController {
+    return this.turnPort() ?? idleTurns;
   }
 
   private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
@@ -179,6 +183,7 @@ export class SessionService {
   summary(
     rec: SessionListEntry,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
+    status: SessionStatus = this.turns.status(rec.id),
   ): SessionSummary {
     const s: SessionSummary = {
       id: rec.id,
@@ -186,7 +191,7 @@ export class SessionService {
       model: rec.model,
       cwd: rec.cwd,
       mode: rec.mode,
-      status: this.turns.status(rec.id),
+      status,
       isSandbox: rec.isSandbox,
       messageCount: rec.messageCount,
       createdAt: rec.createdAt,
@@ -371,7 +376,7 @@ export class SessionService {
     this.events.forget(id);
     this.store.deleteSession(id);
     this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
-    this.bus.emit("session.deleted", { sessionId: id, session: summary });
+    this.bus.emit({ type: "session.deleted", sessionId: id, session: summary });
   }
 
   /** Persists a metadata change and announces it on both streams. */
@@ -382,12 +387,21 @@ export class SessionService {
     return rec;
   }
 
+  /**
+   * A turn started or ended: the session's updatedAt moves and its summary, with the status the turn engine states,
+   * is announced on both streams. The turn engine says what the status is; nothing here asks it back.
+   */
+  statusChanged(id: string, status: SessionStatus): void {
+    const rec = this.store.updateSession(id, {});
+    if (rec) this.announce("session_update", rec, status);
+  }
+
   /** Announces the session's current summary (status changes, metadata changes). */
-  announce(type: "session_created" | "session_update", rec: SessionRecord): void {
-    const summary = this.summary(rec);
+  announce(type: "session_created" | "session_update", rec: SessionRecord, status?: SessionStatus): void {
+    const summary = this.summary(rec, undefined, status);
     this.events.publish(rec.id, { type, session: summary });
     this.events.publishFeed({ type, sessionId: rec.id, session: summary });
-    this.bus.emit(type === "session_created" ? "session.created" : "session.updated", { session: summary });
+    this.bus.emit({ type: type === "session_created" ? "session.created" : "session.updated", session: summary });
   }
 
   private personaNames(): string[] {

@@ -4,25 +4,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
 import { ProjectTrustToken } from "../core/project.js";
-import {
-  CommandRegistryToken,
-  EventBusToken,
-  HostInfoToken,
-  hostInfoOf,
-  LoggerToken,
-  PersonaRegistryToken,
-  ProviderRegistryToken,
-  RouteRegistryToken,
-  SettingsToken,
-  ThemeRegistryToken,
-  ToolRegistryToken,
-} from "../core/registries.js";
-import { Registry } from "../core/registry.js";
-import type { AnyRoute } from "../core/routes.js";
 import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
@@ -30,11 +14,12 @@ import { builtinPlugins } from "../plugins/index.js";
 import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
 import { ServiceContainer } from "./container.js";
 import { hostRoutes } from "./host-routes.js";
+import { createRegistries, provideHostServices } from "./host-services.js";
 import { Authenticator, isLoopbackAddress } from "./http/auth.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { createApp } from "./http/server.js";
 import { SseHub } from "./http/sse.js";
-import { PluginHost, type PluginHost as PluginHostType, type Registries } from "./loader.js";
+import { PluginHost, type PluginHost as PluginHostType } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
 import { ProjectPlugins, type ProjectPluginsDeps } from "./project-plugins.js";
@@ -111,14 +96,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
 
   const services = new ServiceContainer();
   const bus = new EventBus(log);
-  const registries: Registries = {
-    routes: new Registry<AnyRoute>("route", (r) => `${r.method} ${r.path}`),
-    tools: new Registry<ToolDefinition>("tool", (t) => t.name),
-    personas: new Registry<Persona>("persona", (p) => p.name),
-    themes: new Registry<Theme>("theme", (t) => t.id),
-    commands: new Registry<SlashCommand>("command", (c) => c.name),
-    providers: new Registry<Provider>("provider", (p) => p.id),
-  };
+  const registries = createRegistries();
   const settings = new LayeredSettings({
     home,
     version: VERSION,
@@ -127,20 +105,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     defaultCwd: cfg.defaultCwd ?? env.HOME ?? homedir(),
     user: userSettings,
   });
-  services.provide("host", LoggerToken, log);
-  services.provide("host", EventBusToken, bus);
-  services.provide("host", SettingsToken, settings);
-  services.provide(
-    "host",
-    HostInfoToken,
-    hostInfoOf(() => settings),
-  );
-  services.provide("host", ToolRegistryToken, registries.tools);
-  services.provide("host", PersonaRegistryToken, registries.personas);
-  services.provide("host", ThemeRegistryToken, registries.themes);
-  services.provide("host", CommandRegistryToken, registries.commands);
-  services.provide("host", ProviderRegistryToken, registries.providers);
-  services.provide("host", RouteRegistryToken, registries.routes);
+  provideHostServices(services, { log, bus, settings, registries });
   services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
   services.provideLazy(SessionServiceToken, () => {
     const svc = new SessionService(
@@ -158,9 +123,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         cwd: settings.defaultCwd,
         sandboxRoot: join(home, "sandbox"),
       },
+      () => services.tryGet(TurnControllerToken),
     );
-    const tc = services.tryGet(TurnControllerToken);
-    if (tc) svc.setTurnController(tc);
     return svc;
   });
 
@@ -361,7 +325,7 @@ async function startProjectPlugins(
   if (!trust) return undefined;
   const plugins = new ProjectPlugins({ ...deps, trust });
   trust.onChange((root) => plugins.reconcile(root));
-  deps.bus.on("turn.start", ({ cwd }) => {
+  deps.bus.on("turn.started", ({ cwd }) => {
     const root = trust.projectRoot(cwd);
     if (plugins.check(root)) void plugins.reconcile(root);
   });

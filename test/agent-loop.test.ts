@@ -98,6 +98,34 @@ describe("agent loop (fake provider, real daemon)", function () {
   const ends = () => sse.ofType("end");
   const waitEnds = (n: number) => sse.waitFor(() => ends().length >= n, 15_000);
 
+  it("announces the status the turn engine states on the all-sessions feed: running at the start, idle at the end", async () => {
+    const feed = await d.sse("/sessions/events");
+    await feed.waitForType("connected");
+    fake.script(turn({ content: "ok" }));
+    expect((await chat({ text: "status please" })).status).to.equal(202);
+    await waitEnds(1);
+    const mine = () =>
+      feed.frames
+        .filter((f) => f.json?.type === "session_update" && f.json.sessionId === id)
+        .map((f) => f.json.session);
+    await feed.waitFor(() => mine().some((s) => s.status === "idle"), 15_000);
+    const statuses = mine().map((s) => s.status);
+    expect(statuses[0]).to.equal("running");
+    expect(statuses.at(-1)).to.equal("idle");
+    expect(statuses.indexOf("idle")).to.be.greaterThan(statuses.indexOf("running"));
+    // The session's own stream carries the same summaries, and the stored record's updatedAt moved with them.
+    const own = sse.frames.filter((f) => f.json?.type === "session_update").map((f) => f.json.session.status);
+    expect(own[0]).to.equal("running");
+    await sse.waitFor(() =>
+      sse.frames.some((f) => f.json?.type === "session_update" && f.json.session.status === "idle"),
+    );
+    const last = mine().at(-1);
+    const got = await d.get(`/sessions/${id}`);
+    expect(got.body.status).to.equal("idle");
+    expect(Date.parse(last.updatedAt)).to.be.at.least(Date.parse(mine()[0].updatedAt));
+    feed.close();
+  });
+
   it("streams a turn in the spec's order and persists it", async () => {
     fake.script(
       turn(

@@ -336,7 +336,7 @@ describe("slash commands (commands plugin)", function () {
       d.daemon.services.get(EventBusToken).on("resources.reload", (e) => seen.push(e));
       const res = await command("/reload");
       expect(res.status).to.equal(200);
-      expect(seen).to.deep.equal([{ cwd: project, sessionId: id }]);
+      expect(seen).to.deep.equal([{ type: "resources.reload", cwd: project, sessionId: id }]);
       await sse.waitForType("resources_reloaded");
       expect((await global("/reload")).status).to.equal(200);
       expect(seen).to.have.length(2);

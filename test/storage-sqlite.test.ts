@@ -65,12 +65,18 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
   describe("sessions", () => {
     it("round-trips a record with its JSON fields, updates and deletes it", () => {
       const usage = { ...emptyUsage(), promptTokens: 12, cost: 0.5 };
-      const rec = session("s1", { title: "T", pinned: true, isSandbox: true, usage, meta: { todos: [{ a: 1 }] } });
+      const rec = session("s1", {
+        title: "T",
+        pinned: true,
+        isSandbox: true,
+        usage,
+        meta: { todos: [{ content: "a", status: "pending" }] },
+      });
       store.createSession(rec);
       expect(store.getSession("s1")).to.deep.equal(rec);
       expect(store.getSession("nope")).to.equal(undefined);
 
-      const upd = store.updateSession("s1", { title: null, mode: "plan", meta: { x: "y" }, shareToken: "tok" });
+      const upd = store.updateSession("s1", { title: null, mode: "plan", meta: { turnCap: 7 }, shareToken: "tok" });
       expect(upd).to.include({ title: null, mode: "plan", shareToken: "tok", createdAt: rec.createdAt });
       expect(upd?.updatedAt).to.be.a("string").and.not.equal(rec.updatedAt);
       expect(store.getSession("s1")).to.deep.equal(upd);
@@ -99,7 +105,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
         expect(entries.sessions).to.deep.equal(full.sessions.map(project));
       };
       store.createSession(session("a", { title: "alpha", updatedAt: at(1), usage: { ...emptyUsage(), cost: 1 } }));
-      store.createSession(session("b", { pinned: true, isSandbox: true, mode: "plan", meta: { x: 1 } }));
+      store.createSession(session("b", { pinned: true, isSandbox: true, mode: "plan", meta: { turnCap: 20 } }));
       same();
       same({ limit: 1, offset: 1 });
       store.appendMessage("a", { role: "user", content: "hello" });

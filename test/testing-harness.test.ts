@@ -54,7 +54,7 @@ describe("agentd/testing: startPluginHarness", () => {
   it("runs register and start with validated options, fires bus events to the plugin, and stop at the end", async () => {
     const calls: string[] = [];
     const h = await startPluginHarness(recorder(calls), { options: { prefix: "#" } });
-    h.bus.emit("resources.reload", { cwd: "/w" });
+    h.bus.emit({ type: "resources.reload", cwd: "/w" });
     expect((await h.callTool("echo", { text: "a" })).content).to.equal("#a");
     await h.stop();
     expect(calls).to.deep.equal(["register #", "start", "reload /w", "stop"]);

@@ -31,7 +31,7 @@ function transcript(rows: StoredMessage[]): string {
  * context); the summary rides in the system prompt. Returns false when there was nothing to compact or it failed.
  */
 export async function compactIfNeeded(opts: {
-  deps: AgentDeps;
+  deps: Pick<AgentDeps, "store">;
   rec: SessionRecord;
   provider: Provider;
   signal: AbortSignal;
@@ -47,7 +47,7 @@ export async function compactIfNeeded(opts: {
   const cut = starts.filter((i) => i <= target).at(-1) ?? starts[0];
   if (cut === undefined) return false;
   const older = rows.slice(0, cut);
-  const previous = rec.meta.compactionSummary as string | undefined;
+  const previous = rec.meta.compactionSummary;
   let summary = "";
   try {
     for await (const d of provider.stream(

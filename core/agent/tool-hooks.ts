@@ -10,13 +10,13 @@ async function collect<K extends "tool.before" | "tool.after">(
   bus: EventBus,
   log: Logger,
   type: K,
-  payload: Omit<BusEvents[K], "waitUntil">,
+  payload: Omit<BusEvents[K], "waitUntil" | "type">,
 ): Promise<Verdicts> {
   const waits: Array<Promise<ToolHookVerdict | undefined | void>> = [];
   const waitUntil = (p: Promise<ToolHookVerdict | undefined | void>) => {
     waits.push(p);
   };
-  bus.emit(type, { ...payload, waitUntil } as unknown as BusEvents[K]);
+  bus.emit({ ...payload, type, waitUntil } as unknown as BusEvents[K]);
   if (!waits.length) return [];
   const settled = await Promise.allSettled(waits);
   return settled.map((s) => {

@@ -1,7 +1,7 @@
 import type { ChatMessage, Persona, Provider, ToolDefinition } from "../contributions.js";
 import type { EventBus, SessionEvent } from "../events.js";
 import type { Logger } from "../logger.js";
-import type { SessionRecord } from "../session-types.js";
+import type { SessionRecord, SessionStatus, SessionTodo } from "../session-types.js";
 import type { SessionStore } from "../store.js";
 
 export type UserContent =
@@ -23,11 +23,8 @@ export interface StreamBlock {
   text: string;
 }
 
-export interface TodoItem {
-  content: string;
-  status: "pending" | "in_progress" | "completed" | "cancelled";
-  priority?: "high" | "medium" | "low";
-}
+/** A todo item of a session (the same as `SessionMeta.todos`' items). */
+export type TodoItem = SessionTodo;
 
 export interface AgentSettings {
   /** Per-turn iteration cap (10..10000, default 500). Read at the start of every agent call. */
@@ -53,6 +50,13 @@ export interface AgentDeps {
   settings: AgentSettings;
   /** Persists a metadata change and announces it (SessionService.update). */
   updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord;
+  /** A turn started or ended: the session layer records and announces the status it is told (no read-back). */
+  statusChanged(id: string, status: SessionStatus): void;
+  /**
+   * The set of running sessions changed (crash-recovery marker). Called synchronously at a turn's start, before
+   * the chat is acknowledged, and after a turn's `end` is published.
+   */
+  onRunningChange(ids: string[]): void;
 }
 
 export type { ChatMessage };

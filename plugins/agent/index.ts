@@ -58,37 +58,13 @@ export default definePlugin({
       },
     };
     const provider = (rec: SessionRecord) => {
-      const wanted = rec.meta.provider as string | undefined;
+      const wanted = rec.meta.provider;
       return (wanted ? providers.get(wanted) : undefined) ?? providers.list()[0];
     };
-    const manager = new TurnManager({
-      get store() {
-        return store();
-      },
-      publish: (id, e) => sessions().publish(id, e),
-      bus: ctx.services.get(EventBusToken),
-      log: ctx.log,
-      tools: offeredTools,
-      provider,
-      persona: (rec) =>
-        ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
-      instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
-      settings: {
-        maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
-        contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
-        confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
-      },
-      updateSession: (id, patch) => sessions().update(id, patch),
-    });
-    ctx.services.provide(TurnControllerToken, manager);
-    ctx.services.provide(TurnManagerToken, manager);
-    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
-    sessions().setTurnController(manager);
-
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
     const marker = markerOf(ctx.dataDir());
     const running = new Map<string, number>();
-    manager.onRunningChange = (ids) => {
+    const onRunningChange = (ids: string[]): void => {
       const now = new Set(ids);
       let started = false;
       for (const id of ids) {
@@ -108,6 +84,31 @@ export default definePlugin({
         marker.write(turns);
       }
     };
+
+    const manager = new TurnManager({
+      get store() {
+        return store();
+      },
+      publish: (id, e) => sessions().publish(id, e),
+      bus: ctx.services.get(EventBusToken),
+      log: ctx.log,
+      tools: offeredTools,
+      provider,
+      persona: (rec) =>
+        ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
+      instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
+      settings: {
+        maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
+        contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+        confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
+      },
+      updateSession: (id, patch) => sessions().update(id, patch),
+      statusChanged: (id, status) => sessions().statusChanged(id, status),
+      onRunningChange,
+    });
+    ctx.services.provide(TurnControllerToken, manager);
+    ctx.services.provide(TurnManagerToken, manager);
+    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
 
     const toolDeps: AgentToolDeps = {
       session: (id) => store().getSession(id),

@@ -5,6 +5,7 @@ import {
   OkSchema,
   SessionIdParams,
   type SessionService,
+  type SessionTodo,
   T,
   type TurnManager,
 } from "../../core/index.js";
@@ -278,10 +279,15 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       responses: { 202: OkSchema },
       handler: ({ params }) => {
         const rec = svc().require(params.id);
-        const pending = rec.meta.planTransition as { path?: string } | undefined;
+        const pending = rec.meta.planTransition;
         if (!pending) throw ApiError.conflict("No plan transition is awaiting a choice");
         const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
-        const todos = steps.map((content) => ({ content, status: "pending", priority: "medium", planStep: true }));
+        const todos: SessionTodo[] = steps.map((content) => ({
+          content,
+          status: "pending",
+          priority: "medium",
+          planStep: true,
+        }));
         const { planTransition: _done, ...meta } = rec.meta;
         svc().update(rec.id, { meta: { ...meta, todos } });
         svc().publish(rec.id, { type: "decision_state" });

@@ -6,6 +6,7 @@ import {
   dispatchToolCalls,
   type Provider,
   type Question,
+  type SessionMeta,
   type SessionRecord,
   T,
   type TodoItem,
@@ -22,7 +23,7 @@ const TodoSchema = T.Object({
 export interface AgentToolDeps {
   session(id: string): SessionRecord | undefined;
   /** Persists a meta change (merged) and returns the record. */
-  setMeta(id: string, patch: Record<string, unknown>): void;
+  setMeta(id: string, patch: Partial<SessionMeta>): void;
   publish(id: string, event: { type: string; [k: string]: unknown }): void;
   provider(rec: SessionRecord): Provider | undefined;
   tools(rec?: SessionRecord): ToolDefinition[];

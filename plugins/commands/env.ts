@@ -9,6 +9,7 @@ import {
   type ProjectContext,
   type Provider,
   type RegistryView,
+  type SessionMeta,
   type SessionRecord,
   type SessionService,
   type SessionStore,
@@ -65,13 +66,10 @@ export function assertIdle(env: CommandEnv, sessionId: string): void {
 }
 
 /** Sets (or, with undefined, removes) keys of the session's meta; persisted and announced. */
-export function setMeta(env: CommandEnv, id: string, patch: Record<string, unknown>): SessionRecord {
+export function setMeta(env: CommandEnv, id: string, patch: Partial<SessionMeta>): SessionRecord {
   const rec = env.sessions().require(id);
-  const meta = { ...rec.meta };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) delete meta[k];
-    else meta[k] = v;
-  }
+  const meta: SessionMeta = { ...rec.meta, ...patch };
+  for (const k of Object.keys(patch) as Array<keyof SessionMeta>) if (patch[k] === undefined) delete meta[k];
   return env.sessions().update(id, { meta });
 }
 
@@ -83,7 +81,7 @@ export function cwdOf(env: CommandEnv, inv: CommandInvocation): string {
 
 /** The provider a session uses (the loop's rule: `meta.provider` when registered, else the first one). */
 export function providerOf(env: CommandEnv, rec: SessionRecord | undefined): Provider | undefined {
-  const wanted = rec?.meta.provider as string | undefined;
+  const wanted = rec?.meta.provider;
   return (wanted ? env.providers.get(wanted) : undefined) ?? env.providers.list()[0];
 }
 

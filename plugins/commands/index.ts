@@ -102,10 +102,8 @@ export default definePlugin({
     for (const route of commandRoutes(env)) ctx.routes.add(route);
 
     // A turn starts with its user message; its snapshot is taken before its first file-changing tool runs.
-    ctx.events.on("session.event", ({ sessionId, event }) => {
-      if (event.type !== "user_message") return;
-      const seq = (event.message as { seq?: unknown } | undefined)?.seq;
-      if (typeof seq === "number") checkpoints.begin(sessionId, seq);
+    ctx.events.on("message.appended", ({ sessionId, message, opensTurn }) => {
+      if (opensTurn) checkpoints.begin(sessionId, message.seq);
     });
     ctx.events.on("tool.before", (e) => {
       const tool = tools.get(e.tool);

@@ -170,7 +170,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         }
         const rec = requireSession(env, inv);
         if (!arg) {
-          const level = (rec.meta.reasoningEffort as string | undefined) ?? null;
+          const level = rec.meta.reasoningEffort ?? null;
           return { message: `Reasoning: ${level ?? "model default"}`, reasoning: level, options: REASONING_LEVELS };
         }
         if (arg === "reset" || arg === "default") {
@@ -349,7 +349,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         const cwd = cwdOf(env, inv);
         const pc = env.project() as { reload?: () => unknown } | undefined;
         await pc?.reload?.();
-        env.bus.emit("resources.reload", { cwd, ...(inv.sessionId ? { sessionId: inv.sessionId } : {}) });
+        env.bus.emit({ type: "resources.reload", cwd, ...(inv.sessionId ? { sessionId: inv.sessionId } : {}) });
         if (inv.sessionId) env.sessions().publish(inv.sessionId, { type: "resources_reloaded", cwd });
         return {
           message: pc?.reload

@@ -1,5 +1,4 @@
 import {
-  type AgentDeps,
   ApiError,
   type ChatOutcome,
   compactIfNeeded,
@@ -323,18 +322,7 @@ async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
   const provider = providerOf(env, rec);
   if (!provider) throw ApiError.badRequest("No model provider is configured; compaction needs one");
   const store = env.store();
-  const deps: AgentDeps = {
-    store,
-    publish: (sid, e) => env.sessions().publish(sid, e),
-    bus: env.bus,
-    log: env.log,
-    tools: () => [],
-    provider: () => provider,
-    persona: () => undefined,
-    instructions: () => "",
-    settings: { maxTurnIterations: () => DEFAULT_TURN_CAP, contextWindow: () => 0, confirmTimeoutMs: () => 0 },
-    updateSession: (sid, patch) => env.sessions().update(sid, patch),
-  };
+  const deps = { store };
   const tokensBefore = estimateTokens(toProviderMessages("", store.contextMessages(id)));
   const ac = new AbortController();
   const done = await compactIfNeeded({

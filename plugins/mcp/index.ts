@@ -139,7 +139,7 @@ export default definePlugin({
       );
       // A trusted project's servers connect when one of its sessions is created or runs a turn.
       ctx.onDispose(ctx.events.on("session.created", ({ session }) => manager.ensureProject(session.cwd)));
-      ctx.onDispose(ctx.events.on("turn.start", ({ cwd }) => manager.ensureProject(cwd)));
+      ctx.onDispose(ctx.events.on("turn.started", ({ cwd }) => manager.ensureProject(cwd)));
       ctx.onDispose(ctx.events.on("resources.reload", ({ cwd }) => manager.ensureProject(cwd, { reload: true })));
     }
   },

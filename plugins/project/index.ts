@@ -142,10 +142,8 @@ export default definePlugin({
       });
     };
     ctx.events.on("session.created", ({ session }) => askTrust(session.id, session.cwd));
-    ctx.events.on("session.event", ({ sessionId, event }) => {
-      if (event.type !== "status" || event.status !== "running" || asked.has(sessionId)) return;
-      const rec = sessions().find(sessionId);
-      if (rec) askTrust(sessionId, rec.cwd);
+    ctx.events.on("turn.started", ({ sessionId, cwd }) => {
+      if (!asked.has(sessionId)) askTrust(sessionId, cwd);
     });
     ctx.events.on("session.deleted", ({ sessionId }) => asked.delete(sessionId));
 

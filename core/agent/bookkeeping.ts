@@ -1,0 +1,139 @@
+import type { Provider } from "../contributions.js";
+import type { AppendedMessage, EndReason, SessionEvent } from "../events.js";
+import type { SessionRecord, StoredMessage } from "../session-types.js";
+import type { CallOutcome } from "./model-call.js";
+import type { ActiveTurn } from "./turn-queue.js";
+import type { AgentDeps, QueuedMessage } from "./types.js";
+
+type Emit = (e: SessionEvent) => void;
+
+/**
+ * Turn bookkeeping: what a turn writes about itself besides tool results. The status and lifecycle events at its
+ * start and end, user messages (with the session title taken from the first one), the assistant message of each
+ * model call with its timing, and the session's token usage. Everything is persisted before it is announced.
+ */
+export class TurnBookkeeping {
+  constructor(private readonly deps: AgentDeps) {}
+
+  /** A turn started: `status: running` on the session stream, `turn.started` on the bus, the summary on the feed. */
+  started(rec: SessionRecord, t: ActiveTurn, emit: Emit): void {
+    emit({ type: "status", status: "running", startedAt: t.startedAt });
+    this.deps.bus.emit({ type: "turn.started", sessionId: rec.id, cwd: rec.cwd, startedAt: t.startedAt });
+    this.deps.statusChanged(rec.id, "running");
+  }
+
+  /** The turn's last words while it still counts as running: its timing, then its one `end` event. */
+  ending(t: ActiveTurn, reason: EndReason, emit: Emit): void {
+    const ended = this.deps.store.getSession(t.sessionId);
+    if (ended) {
+      const provider = this.deps.provider(ended)?.id;
+      emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
+    }
+    emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
+  }
+
+  /** The session is idle again: `status: idle`, the session totals, the summary, `turn.ended` on the bus. */
+  ended(t: ActiveTurn, reason: EndReason, emit: Emit): SessionRecord | undefined {
+    emit({ type: "status", status: "idle" });
+    const rec = this.deps.store.getSession(t.sessionId);
+    if (rec) {
+      emit({ type: "session_end", usage: rec.usage, messageCount: rec.messageCount });
+      this.deps.statusChanged(t.sessionId, "idle");
+    }
+    this.deps.bus.emit({ type: "turn.ended", sessionId: t.sessionId, reason });
+    return rec;
+  }
+
+  /**
+   * Stores a user message; the first one (not a reminder) of an untitled session names it. `opensTurn`: the message
+   * a turn starts with (announced so on the bus, e.g. for file checkpoints).
+   */
+  persistUser(sessionId: string, m: QueuedMessage, meta?: Record<string, unknown>, opensTurn = false): StoredMessage {
+    const stored = this.deps.store.appendMessage(sessionId, {
+      role: "user",
+      content: m.content,
+      clientMessageId: m.clientMessageId,
+      meta,
+    });
+    const rec = this.deps.store.getSession(sessionId);
+    if (rec && !rec.title && !meta?.reminder) {
+      const text =
+        typeof m.content === "string"
+          ? m.content
+          : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+      const title = text.replace(/\s+/g, " ").trim();
+      if (title) this.deps.updateSession(sessionId, { title: title.length > 60 ? `${title.slice(0, 60)}…` : title });
+    }
+    const message: AppendedMessage = { role: "user", seq: stored.seq };
+    if (m.clientMessageId) message.clientMessageId = m.clientMessageId;
+    this.deps.bus.emit({ type: "message.appended", sessionId, message, opensTurn });
+    return stored;
+  }
+
+  /** Stores and announces the messages waiting in one queue of the turn; false when it was empty. */
+  drain(t: ActiveTurn, queue: "steering" | "followups", emit: Emit): boolean {
+    const items = t[queue].splice(0);
+    if (!items.length) return false;
+    const messages = items.map((m) => {
+      const stored = this.persistUser(t.sessionId, m);
+      return { role: "user", content: stored.content, clientMessageId: m.clientMessageId, seq: stored.seq };
+    });
+    emit({ type: queue === "steering" ? "steering_injected" : "followup_injected", messages });
+    return true;
+  }
+
+  /** Adds a model call's tokens to the session's totals and announces the call's usage. */
+  usage(rec: SessionRecord, out: CallOutcome, contextWindow: number, emit: Emit): void {
+    if (!out.usage) return;
+    const u = { ...rec.usage };
+    u.promptTokens += out.usage.promptTokens;
+    u.completionTokens += out.usage.completionTokens;
+    u.totalTokens += out.usage.totalTokens;
+    u.cacheReadTokens += out.usage.cacheReadTokens ?? 0;
+    u.uncachedTokens += out.usage.promptTokens - (out.usage.cacheReadTokens ?? 0);
+    this.deps.store.updateSession(rec.id, { usage: u });
+    emit({
+      type: "usage",
+      usage: out.usage,
+      generationMs: Math.round(out.generationMs),
+      ttftMs: out.ttftMs === undefined ? undefined : Math.round(out.ttftMs),
+      contextWindow,
+    });
+  }
+
+  /** Stores what a model call produced (text, thinking, complete tool calls) and announces it. */
+  assistant(
+    rec: SessionRecord,
+    provider: Provider,
+    out: CallOutcome,
+    toolCalls: CallOutcome["toolCalls"],
+    emit: Emit,
+  ): void {
+    if (!out.content && !out.thinking && !toolCalls.length) return;
+    const stored = this.deps.store.appendMessage(rec.id, {
+      role: "assistant",
+      content: out.content || (toolCalls.length ? null : ""),
+      thinking: out.thinking || undefined,
+      toolCalls: toolCalls.length ? toolCalls : undefined,
+      meta: {
+        turnMeta: {
+          provider: provider.id,
+          model: rec.model,
+          generationMs: Math.round(out.generationMs),
+          completedAt: new Date().toISOString(),
+        },
+      },
+    });
+    emit({
+      type: "assistant_message",
+      // The stored message's number; `seq` of every event is the event's own sequence number.
+      messageSeq: stored.seq,
+      content: out.content,
+      thinking: out.thinking,
+      toolCalls: toolCalls.length ? toolCalls : undefined,
+    });
+    const message: AppendedMessage = { role: "assistant", seq: stored.seq };
+    if (toolCalls.length) message.toolCalls = toolCalls;
+    this.deps.bus.emit({ type: "message.appended", sessionId: rec.id, message, opensTurn: false });
+  }
+}
