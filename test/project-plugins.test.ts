@@ -178,6 +178,13 @@ describe("project plugins: load only for trusted projects, pinned to their conte
 
     writePlugin(project, log, "v2");
     expect(names(await offeredTools(id))).to.not.include("proj_echo");
+    // The open session is asked again at that turn (it was asked once, as "new", when it was created).
+    const asked = (await trustEvents(id)).map(
+      (e) => (e.payload.resources as { plugins: PluginRow[] }).plugins.map((p) => p.state)[0],
+    );
+    expect(asked).to.deep.equal(["new", "changed"]);
+    expect(names(await offeredTools(id))).to.not.include("proj_echo");
+    expect(await trustEvents(id)).to.have.length(2);
     expect(logLines().filter((l) => l.startsWith("imported"))).to.deep.equal(["imported v1"]);
     const fresh = await d.createSession({ cwd: project });
     const events = await trustEvents(fresh);
