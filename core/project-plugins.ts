@@ -50,8 +50,53 @@ export function hashPluginDir(dir: string): string {
   return h.digest("hex");
 }
 
-/** The plugin folders of a project root (those holding a package.json), sorted by name. Never throws. */
-export function scanProjectPlugins(root: string): ProjectPluginInfo[] {
+/** A cheap fingerprint of a folder (names, sizes, mtimes, inodes: lstat only), for display caching. */
+function fingerprint(dir: string): string {
+  const parts: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      const st = lstatSync(p);
+      parts.push(`${name}:${st.size}:${st.mtimeMs}:${st.ino}:${st.mode}`);
+      if (st.isDirectory()) walk(p);
+      if (parts.length > MAX_FILES * 2) throw new Error("too many files");
+    }
+  };
+  walk(dir);
+  return parts.join("/");
+}
+
+const shown = new Map<string, { fp: string; hash: string }>();
+
+/**
+ * `hashPluginDir` for display (trust prompts, status; read on every session summary): re-hashed only when the
+ * folder's fingerprint changed. Whether a plugin loads is always decided on a fresh hash, never on this cache.
+ */
+function displayHash(dir: string): string {
+  let fp: string;
+  try {
+    fp = fingerprint(dir);
+  } catch {
+    return "";
+  }
+  const hit = shown.get(dir);
+  if (hit && hit.fp === fp) return hit.hash;
+  let hash = "";
+  try {
+    hash = hashPluginDir(dir);
+  } catch {
+    // unreadable, too large, or a symlink out of the folder
+  }
+  if (shown.size >= 500) shown.clear();
+  shown.set(dir, { fp, hash });
+  return hash;
+}
+
+/**
+ * The plugin folders of a project root (those holding a package.json), sorted by name. Never throws. `forDisplay`
+ * reuses hashes of unchanged folders (see `displayHash`); the loader always hashes afresh.
+ */
+export function scanProjectPlugins(root: string, opts: { forDisplay?: boolean } = {}): ProjectPluginInfo[] {
   const base = join(root, ".agentd", "plugins");
   let names: string[];
   try {
@@ -69,10 +114,13 @@ export function scanProjectPlugins(root: string): ProjectPluginInfo[] {
       continue;
     }
     let hash = "";
-    try {
-      hash = hashPluginDir(dir);
-    } catch {
-      // unreadable or too large: never matches a pin, so never loads
+    if (opts.forDisplay) hash = displayHash(dir);
+    else {
+      try {
+        hash = hashPluginDir(dir);
+      } catch {
+        // unreadable or too large: never matches a pin, so never loads
+      }
     }
     out.push({ name, dir, hash });
   }

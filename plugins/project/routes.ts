@@ -74,7 +74,7 @@ export function trustPrompt(
   const root = trust.projectRoot(cwd);
   const decision = trust.decision(root);
   if (decision && !decision.trusted) return undefined;
-  const plugins = scanProjectPlugins(root);
+  const plugins = scanProjectPlugins(root, { forDisplay: true });
   const pins = trust.pins(root);
   if (decision && plugins.every((p) => pluginState(p, pins) === "trusted")) return undefined;
   const local = resources.projectResources(root);
@@ -87,7 +87,7 @@ export function trustStatus(trust: TrustStore, resources: ProjectResources, dir:
   const view = resources.view(dir);
   const local = view.local;
   const decision = trust.decision(view.root);
-  const plugins = scanProjectPlugins(view.root);
+  const plugins = scanProjectPlugins(view.root, { forDisplay: true });
   return {
     path: view.root,
     trusted: decision?.trusted === true,
