@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
+import { ProjectTrustToken } from "../core/project.js";
 import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
@@ -21,6 +22,7 @@ import { SseHub } from "./http/sse.js";
 import { PluginHost, type PluginHost as PluginHostType } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
+import { ProjectPlugins, type ProjectPluginsDeps } from "./project-plugins.js";
 import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
   ensureHome,
@@ -146,6 +148,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
   sources.push(...(opts.extraPlugins ?? []));
 
+  let projectPlugins: ProjectPlugins | undefined;
   const hub = new SseHub();
   let server: Server | undefined;
   let openApiCache: Record<string, unknown> | undefined;
@@ -163,7 +166,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       const a = server?.address() as AddressInfo | null | undefined;
       return a ? { host: a.address, port: a.port, url: `http://${urlHost(a.address)}:${a.port}` } : undefined;
     },
-    plugins: () => pluginHost.statuses(),
+    plugins: () => [...pluginHost.statuses(), ...(projectPlugins?.statuses() ?? [])],
     openApi: () => {
       openApiCache ??= buildOpenApi(registries.routes.entries(), VERSION);
       return openApiCache;
@@ -179,6 +182,17 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   await pluginHost.load(sources);
   await pluginHost.start();
   const sessionService = sessions();
+  projectPlugins = await startProjectPlugins({
+    services,
+    registries,
+    bus,
+    log,
+    home,
+    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
+    disabled: cfg.disabledPlugins ?? [],
+    granted: cfg.pluginCapabilities ?? {},
+    takenIds: () => pluginHost.statuses().map((s) => s.id),
+  });
 
   const bindHost = opts.host ?? cfg.server?.host ?? "127.0.0.1";
   const port = opts.port ?? cfg.server?.port ?? DEFAULT_PORT;
@@ -268,6 +282,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         server?.closeAllConnections();
         await closed;
         services.tryGet(SessionEventLogToken)?.close();
+        await projectPlugins?.unloadAll();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);
         log.info("stopped");
@@ -297,4 +312,23 @@ function brokenSource(spec: string, message: string): PluginSource {
 
 function urlHost(h: string): string {
   return h.includes(":") ? `[${h}]` : h;
+}
+
+/**
+ * Project-local plugins, when the project plugin provides trust: those of every trusted project load now; a trust
+ * decision loads or unloads them (POST /projects/trust waits); a turn withdraws a plugin changed since trust.
+ */
+async function startProjectPlugins(
+  deps: Omit<ProjectPluginsDeps, "trust"> & { services: ServiceContainer },
+): Promise<ProjectPlugins | undefined> {
+  const trust = deps.services.tryGet(ProjectTrustToken);
+  if (!trust) return undefined;
+  const plugins = new ProjectPlugins({ ...deps, trust });
+  trust.onChange((root) => plugins.reconcile(root));
+  deps.bus.on("turn.started", ({ cwd }) => {
+    const root = trust.projectRoot(cwd);
+    if (plugins.check(root)) void plugins.reconcile(root);
+  });
+  for (const rec of trust.list()) if (rec.trusted) await plugins.reconcile(rec.path);
+  return plugins;
 }
