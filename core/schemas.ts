@@ -146,6 +146,14 @@ export const SessionSchema = T.Object(
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
+    lastSeq: T.Optional(
+      T.Integer({
+        minimum: 0,
+        description:
+          "The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, " +
+          "or ?lastEventId= for EventSource) to miss nothing between the read and the stream",
+      }),
+    ),
   },
   {
     title: "Session",

@@ -61,6 +61,8 @@ export interface SessionView {
   usage: SessionUsage;
   createdAt: string;
   updatedAt: string;
+  /** The stream's last event when this view was taken (a client resumes its stream from it). */
+  lastSeq: number;
   [pending: string]: unknown;
 }
 
@@ -225,6 +227,7 @@ export class SessionService {
       usage: rec.usage,
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
+      lastSeq: this.events.currentSeq(id),
       ...this.turns.pending(id),
     };
     if (rec.title) v.title = rec.title;

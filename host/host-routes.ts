@@ -69,13 +69,24 @@ const DaemonIdentitySchema = T.Object(
   { title: "DaemonIdentity" },
 );
 
-/** EventSource cannot send headers: the two event streams also take the access token in the query. */
+/**
+ * EventSource cannot send headers: the two event streams also take the access token, and the first connection's
+ * resume point, in the query.
+ */
 const TokenQuery = T.Object({
   token: T.Optional(
     T.String({
       maxLength: 1000,
       description:
         "The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only",
+    }),
+  ),
+  lastEventId: T.Optional(
+    T.String({
+      maxLength: 20,
+      description:
+        "Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read " +
+        "the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed",
     }),
   ),
 });

@@ -1000,6 +1000,8 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+      /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
+      lastSeq?: number;
       [key: string]: unknown;
     };
     /**
@@ -2646,6 +2648,8 @@ export interface operations {
       query?: {
         /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
         token?: string;
+        /** @description Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed */
+        lastEventId?: string;
       };
       path: {
         /** @description Session id */
@@ -4097,6 +4101,8 @@ export interface operations {
       query?: {
         /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
         token?: string;
+        /** @description Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed */
+        lastEventId?: string;
       };
     };
     responses: {
