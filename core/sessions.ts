@@ -5,7 +5,7 @@ import type { Persona } from "./contributions.js";
 import { type DisplayMessage, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { SessionEventLog } from "./event-log.js";
-import type { EventBus, SessionEvent } from "./events.js";
+import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
 import type { Registry } from "./registry.js";
 import {
   emptyUsage,
@@ -245,10 +245,10 @@ export class SessionService {
   }
 
   /** The first frame of a session stream: the present state. */
-  statusFrame(id: string): SessionEvent {
+  statusFrame(id: string): SessionEventOf<"status"> {
     const rec = this.require(id);
     const startedAt = this.turns.turnStartedAt(id);
-    const frame: SessionEvent = {
+    const frame: SessionEventOf<"status"> = {
       type: "status",
       sessionId: id,
       status: this.turns.status(id),
