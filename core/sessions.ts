@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Persona } from "./contributions.js";
-import { type DisplayMessage, toDisplayMessages } from "./display.js";
+import { type DisplayMessage, type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { SessionEventLog } from "./event-log.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
@@ -204,7 +204,7 @@ export class SessionService {
     return s;
   }
 
-  view(id: string, turns: number, apiBase: string): SessionView {
+  view(id: string, turns: number, imageUrl?: MessageImageUrl): SessionView {
     const rec = this.require(id);
     const page = this.store.historyPage(id, turns);
     const v: SessionView = {
@@ -218,7 +218,7 @@ export class SessionService {
       status: this.turns.status(id),
       turnStartedAt: this.turns.turnStartedAt(id),
       streaming: this.turns.streaming(id),
-      messages: toDisplayMessages(page.messages, id, apiBase),
+      messages: toDisplayMessages(page.messages, id, imageUrl),
       oldestSeq: page.oldestSeq,
       hasMoreHistory: page.hasMoreHistory,
       messageCount: rec.messageCount,
@@ -234,11 +234,11 @@ export class SessionService {
     return v;
   }
 
-  history(id: string, beforeSeq: number, turns: number, apiBase: string) {
+  history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl) {
     this.require(id);
     const page = this.store.historyPage(id, turns, beforeSeq);
     return {
-      messages: toDisplayMessages(page.messages, id, apiBase),
+      messages: toDisplayMessages(page.messages, id, imageUrl),
       oldestSeq: page.oldestSeq,
       hasMoreHistory: page.hasMoreHistory,
     };

@@ -1,4 +1,4 @@
-import { ApiError, errorMessage, isApiError, type SlashCommand } from "../../core/index.js";
+import { ApiError, type CommandResult, errorMessage, isApiError, type SlashCommand } from "../../core/index.js";
 import { assertIdle, type CommandEnv, requireTurns } from "./env.js";
 
 export interface CommandResponse {
@@ -31,7 +31,7 @@ export function findCommand(env: CommandEnv, name: string): SlashCommand | undef
  * The wire shape: the readable text in `result` (a string outcome, or an object's `message` field), the rest of
  * an object in `data` (any other value is `data.value`).
  */
-export function toResponse(name: string, out: unknown): CommandResponse {
+export function toResponse(name: string, out: CommandResult): CommandResponse {
   let text = `/${name} done`;
   let data: Record<string, unknown> | undefined;
   if (typeof out === "string") text = out;
