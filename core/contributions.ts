@@ -111,6 +111,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   modes?: Array<"build" | "plan">;
   /** Offered in this session only (e.g. the MCP servers an editor gave one session); default: every session. */
   sessionId?: string;
+  /** Offered only in sessions of this project root (set by the host for project-local plugins). */
+  projectRoot?: string;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -123,6 +125,8 @@ export interface Persona {
   /** The system prompt. */
   prompt: string;
   source: "builtin" | "global" | "project" | "plugin";
+  /** Visible only to sessions of this project root (set by the host for project-local plugins). */
+  projectRoot?: string;
 }
 
 export interface Theme {
@@ -153,6 +157,8 @@ export interface SlashCommand {
   blocking?: boolean;
   /** Runs without a session (accepted by POST /settings/command). */
   global?: boolean;
+  /** Available only in sessions of this project root (set by the host for project-local plugins). */
+  projectRoot?: string;
   run(inv: CommandInvocation): CommandResult | Promise<CommandResult>;
 }
 

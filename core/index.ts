@@ -15,6 +15,7 @@ export * from "./logger.js";
 export * from "./paths.js";
 export * from "./plugin.js";
 export * from "./project.js";
+export * from "./project-plugins.js";
 export * from "./reasoning.js";
 export * from "./registries.js";
 export * from "./registry.js";

@@ -7,6 +7,8 @@ export interface TrustRecord {
   path: string;
   trusted: boolean;
   decidedAt: string;
+  /** Trusted only: the content hash of each project plugin (`.agentd/plugins/<name>`) when trust was given. */
+  plugins?: Record<string, string>;
 }
 
 /**
@@ -18,9 +20,12 @@ export interface ProjectTrust {
   projectRoot(cwd: string): string;
   isTrusted(cwd: string): boolean;
   list(): TrustRecord[];
+  /** Trusting (again) pins the current content hash of every project plugin; a plugin loads only while it matches. */
   set(cwd: string, trusted: boolean): TrustRecord;
-  /** Called with the project root whenever a decision changes. */
-  onChange(fn: (root: string) => void): Disposable;
+  /** The pinned plugin hashes of the project containing `cwd` (undefined when not trusted). */
+  pins(cwd: string): Record<string, string> | undefined;
+  /** Called with the project root whenever a decision changes; a returned promise is awaited by POST /projects/trust. */
+  onChange(fn: (root: string) => void | Promise<void>): Disposable;
 }
 export const ProjectTrustToken = createToken<ProjectTrust>("project-trust");
 

@@ -46,6 +46,17 @@ export const ProjectResourcesSchema = T.Object(
     mcp: Names("MCP server names in .agentd/mcp.json"),
     hooks: Names('Hooks in .agentd/hooks.json, as "<event> [matcher]: <command>"'),
     ssh: Names("SSH hosts in .agentd/ssh.json"),
+    plugins: T.Array(
+      T.Object({
+        name: T.String({ description: "The folder name in .agentd/plugins" }),
+        hash: T.String({ description: 'sha256 of the folder\'s files ("" when unreadable)' }),
+        state: T.Union([T.Literal("trusted"), T.Literal("new"), T.Literal("changed")], {
+          description:
+            "trusted: matches the hash trust was pinned to (loads); new/changed: loads after trust is renewed",
+        }),
+      }),
+      { description: "Plugins in .agentd/plugins and their state against the trust decision" },
+    ),
   },
   { title: "ProjectResources", description: "Project-local resources, listed whatever the trust" },
 );
@@ -59,7 +70,7 @@ export const ProjectTrustPromptSchema = T.Object(
   {
     title: "ProjectTrustPrompt",
     description:
-      "The session's project has local resources and no trust decision yet; absent once decided (either way)",
+      "The session's project has local resources and no trust decision yet, or is trusted but has project plugins that are new or changed since (renew with POST /projects/trust {trusted: true}); absent otherwise",
   },
 );
 

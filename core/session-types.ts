@@ -99,6 +99,8 @@ export interface ProjectResourceNames {
   mcp: string[];
   hooks: string[];
   ssh: string[];
+  /** Plugins in `.agentd/plugins`, with their state against the hashes trust was pinned to. */
+  plugins: Array<{ name: string; hash: string; state: "trusted" | "new" | "changed" }>;
 }
 
 /** Element of GET /sessions and of the all-sessions stream. */

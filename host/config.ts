@@ -8,6 +8,25 @@ import { loadAjv } from "./lazy.js";
 
 export const DEFAULT_PORT = 7878;
 
+/** The keys `settings.json` may also set (layered over the config file; see host/settings-store.ts). */
+export const LayeredKeys = {
+  provider: T.Optional(
+    T.Object(
+      {
+        baseURL: T.Optional(T.String({ pattern: "^https?://" })),
+        apiKey: T.Optional(T.String()),
+        model: T.Optional(T.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  defaultPersona: T.Optional(T.String({ minLength: 1 })),
+  maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
+  permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),
+  theme: T.Optional(T.String({ minLength: 1 })),
+  reasoning: T.Optional(T.String({ minLength: 1 })),
+};
+
 /** The global config file (`<home>/config.json|yaml|js|mjs`). Every key is documented in the README. */
 export const ConfigSchema = T.Object(
   {
@@ -23,17 +42,7 @@ export const ConfigSchema = T.Object(
         { additionalProperties: false },
       ),
     ),
-    provider: T.Optional(
-      T.Object(
-        {
-          baseURL: T.Optional(T.String({ pattern: "^https?://" })),
-          apiKey: T.Optional(T.String()),
-          model: T.Optional(T.String({ minLength: 1 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    defaultPersona: T.Optional(T.String({ minLength: 1 })),
+    ...LayeredKeys,
     defaultCwd: T.Optional(T.String({ minLength: 1 })),
     plugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
     disabledPlugins: T.Optional(T.Array(T.String({ minLength: 1 }))),
@@ -43,10 +52,6 @@ export const ConfigSchema = T.Object(
       T.Record(T.String(), T.Array(T.Union(Object.keys(CAPABILITIES).map((c) => T.Literal(c))), { uniqueItems: true })),
     ),
     logLevel: T.Optional(T.String({ enum: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] })),
-    maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
-    permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),
-    theme: T.Optional(T.String({ minLength: 1 })),
-    reasoning: T.Optional(T.String({ minLength: 1 })),
     confirmTimeoutMs: T.Optional(T.Integer({ minimum: 100, maximum: 86_400_000 })),
     contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
     mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),

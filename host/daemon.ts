@@ -4,24 +4,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
-import {
-  CommandRegistryToken,
-  EventBusToken,
-  HostInfoToken,
-  hostInfoOf,
-  LoggerToken,
-  PersonaRegistryToken,
-  ProviderRegistryToken,
-  RouteRegistryToken,
-  SettingsToken,
-  ThemeRegistryToken,
-  ToolRegistryToken,
-} from "../core/registries.js";
-import { Registry } from "../core/registry.js";
-import type { AnyRoute } from "../core/routes.js";
+import { ProjectTrustToken } from "../core/project.js";
 import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
@@ -29,13 +14,15 @@ import { builtinPlugins } from "../plugins/index.js";
 import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
 import { ServiceContainer } from "./container.js";
 import { hostRoutes } from "./host-routes.js";
+import { createRegistries, provideHostServices } from "./host-services.js";
 import { Authenticator, isLoopbackAddress } from "./http/auth.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { createApp } from "./http/server.js";
 import { SseHub } from "./http/sse.js";
-import { PluginHost, type PluginHost as PluginHostType, type Registries } from "./loader.js";
+import { PluginHost, type PluginHost as PluginHostType } from "./loader.js";
 import { createLogger } from "./logger.js";
 import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
+import { ProjectPlugins, type ProjectPluginsDeps } from "./project-plugins.js";
 import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
   ensureHome,
@@ -109,14 +96,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
 
   const services = new ServiceContainer();
   const bus = new EventBus(log);
-  const registries: Registries = {
-    routes: new Registry<AnyRoute>("route", (r) => `${r.method} ${r.path}`),
-    tools: new Registry<ToolDefinition>("tool", (t) => t.name),
-    personas: new Registry<Persona>("persona", (p) => p.name),
-    themes: new Registry<Theme>("theme", (t) => t.id),
-    commands: new Registry<SlashCommand>("command", (c) => c.name),
-    providers: new Registry<Provider>("provider", (p) => p.id),
-  };
+  const registries = createRegistries();
   const settings = new LayeredSettings({
     home,
     version: VERSION,
@@ -125,20 +105,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     defaultCwd: cfg.defaultCwd ?? env.HOME ?? homedir(),
     user: userSettings,
   });
-  services.provide("host", LoggerToken, log);
-  services.provide("host", EventBusToken, bus);
-  services.provide("host", SettingsToken, settings);
-  services.provide(
-    "host",
-    HostInfoToken,
-    hostInfoOf(() => settings),
-  );
-  services.provide("host", ToolRegistryToken, registries.tools);
-  services.provide("host", PersonaRegistryToken, registries.personas);
-  services.provide("host", ThemeRegistryToken, registries.themes);
-  services.provide("host", CommandRegistryToken, registries.commands);
-  services.provide("host", ProviderRegistryToken, registries.providers);
-  services.provide("host", RouteRegistryToken, registries.routes);
+  provideHostServices(services, { log, bus, settings, registries });
   services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
   services.provideLazy(SessionServiceToken, () => {
     const svc = new SessionService(
@@ -181,6 +148,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
   sources.push(...(opts.extraPlugins ?? []));
 
+  let projectPlugins: ProjectPlugins | undefined;
   const hub = new SseHub();
   let server: Server | undefined;
   let openApiCache: Record<string, unknown> | undefined;
@@ -198,7 +166,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       const a = server?.address() as AddressInfo | null | undefined;
       return a ? { host: a.address, port: a.port, url: `http://${urlHost(a.address)}:${a.port}` } : undefined;
     },
-    plugins: () => pluginHost.statuses(),
+    plugins: () => [...pluginHost.statuses(), ...(projectPlugins?.statuses() ?? [])],
     openApi: () => {
       openApiCache ??= buildOpenApi(registries.routes.entries(), VERSION);
       return openApiCache;
@@ -214,6 +182,17 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   await pluginHost.load(sources);
   await pluginHost.start();
   const sessionService = sessions();
+  projectPlugins = await startProjectPlugins({
+    services,
+    registries,
+    bus,
+    log,
+    home,
+    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
+    disabled: cfg.disabledPlugins ?? [],
+    granted: cfg.pluginCapabilities ?? {},
+    takenIds: () => pluginHost.statuses().map((s) => s.id),
+  });
 
   const bindHost = opts.host ?? cfg.server?.host ?? "127.0.0.1";
   const port = opts.port ?? cfg.server?.port ?? DEFAULT_PORT;
@@ -303,6 +282,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         server?.closeAllConnections();
         await closed;
         services.tryGet(SessionEventLogToken)?.close();
+        await projectPlugins?.unloadAll();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);
         log.info("stopped");
@@ -332,4 +312,23 @@ function brokenSource(spec: string, message: string): PluginSource {
 
 function urlHost(h: string): string {
   return h.includes(":") ? `[${h}]` : h;
+}
+
+/**
+ * Project-local plugins, when the project plugin provides trust: those of every trusted project load now; a trust
+ * decision loads or unloads them (POST /projects/trust waits); a turn withdraws a plugin changed since trust.
+ */
+async function startProjectPlugins(
+  deps: Omit<ProjectPluginsDeps, "trust"> & { services: ServiceContainer },
+): Promise<ProjectPlugins | undefined> {
+  const trust = deps.services.tryGet(ProjectTrustToken);
+  if (!trust) return undefined;
+  const plugins = new ProjectPlugins({ ...deps, trust });
+  trust.onChange((root) => plugins.reconcile(root));
+  deps.bus.on("turn.started", ({ cwd }) => {
+    const root = trust.projectRoot(cwd);
+    if (plugins.check(root)) void plugins.reconcile(root);
+  });
+  for (const rec of trust.list()) if (rec.trusted) await plugins.reconcile(rec.path);
+  return plugins;
 }

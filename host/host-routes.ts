@@ -25,7 +25,10 @@ const PluginStatusSchema = T.Object(
     id: T.String(),
     version: T.String(),
     description: T.String(),
-    origin: T.Union([T.Literal("builtin"), T.Literal("config")]),
+    origin: T.Union([T.Literal("builtin"), T.Literal("config"), T.Literal("project")]),
+    project: T.Optional(
+      T.String({ description: "origin project: the project root whose .agentd/plugins holds it (trusted, unchanged)" }),
+    ),
     state: T.Union([T.Literal("active"), T.Literal("failed"), T.Literal("disabled")]),
     error: T.Optional(T.String()),
     required: T.Boolean(),

@@ -38,7 +38,9 @@ export interface PluginStatus {
   id: string;
   version: string;
   description: string;
-  origin: "builtin" | "config";
+  origin: "builtin" | "config" | "project";
+  /** Project plugins: the project root. */
+  project?: string;
   state: PluginState;
   error?: string;
   required: boolean;
@@ -77,6 +79,8 @@ export interface PluginHostDeps {
   disabled: string[];
   /** Capabilities the config allows each third-party plugin (`pluginCapabilities`). */
   granted?: Record<string, readonly string[]>;
+  /** Project-local plugins: their tools, commands and personas are tagged with (visible only to) this root. */
+  projectRoot?: string;
 }
 
 /**
@@ -178,6 +182,25 @@ export class PluginHost {
       }
       entry.scope.dispose();
       entry.state = "disabled";
+    }
+  }
+
+  /** Withdraws every contribution at once (synchronously), then runs the `stop` hooks in reverse order. */
+  async unload(): Promise<void> {
+    const active = this.order()
+      .reverse()
+      .filter((e) => e.state === "active");
+    for (const entry of active) {
+      entry.scope.dispose();
+      entry.state = "disabled";
+    }
+    for (const entry of active) {
+      try {
+        if (entry.plugin?.stop && entry.ctx)
+          await withTimeout(Promise.resolve(entry.plugin.stop(entry.ctx)), 5000, "stop");
+      } catch (err) {
+        this.deps.log.error({ err, plugin: entry.manifest.id }, "plugin stop failed");
+      }
     }
   }
 
@@ -307,12 +330,14 @@ export class PluginHost {
       return { ...route, path, operationId: `${camel(id)}_${route.operationId}`, tags: route.tags ?? [`plugin:${id}`] };
     };
     const r = deps.registries;
+    // A project plugin's tools, commands and personas are tagged with its project: other sessions do not see them.
+    const scoped = <T>(item: T): T => (deps.projectRoot ? { ...item, projectRoot: deps.projectRoot } : item);
     const points = {
       routes: point(r.routes, checkRoute),
-      tools: point(r.tools),
-      personas: point(r.personas),
+      tools: point(r.tools, scoped),
+      personas: point(r.personas, scoped),
       themes: point(r.themes),
-      commands: point(r.commands),
+      commands: point(r.commands, scoped),
       providers: point(r.providers, (p) => {
         needCap("provider", `provider ${p.id}`);
         return p;

@@ -7,7 +7,7 @@ import type { Plugin, PluginManifest } from "../core/plugin.js";
 /** A plugin before it runs: its manifest is known, its code may not be imported yet. */
 export interface PluginSource {
   manifest: PluginManifest;
-  origin: "builtin" | "config";
+  origin: "builtin" | "config" | "project";
   /** What the config named (a path or a package name); the id for built-ins. */
   spec: string;
   load(): Promise<Plugin>;
@@ -29,7 +29,11 @@ interface PackageJson {
  * `spec` is a folder path (absolute, or relative to the daemon home) or a package name resolved from `<home>/plugins`
  * (where `agentd plugin add` installs), the home's node_modules, then the daemon's own.
  */
-export function thirdPartySource(spec: string, home: string): PluginSource {
+export function thirdPartySource(
+  spec: string,
+  home: string,
+  opts: { origin?: "config" | "project"; version?: string } = {},
+): PluginSource {
   const pkgFile = locatePackageJson(spec, home);
   let pkg: PackageJson;
   try {
@@ -45,10 +49,12 @@ export function thirdPartySource(spec: string, home: string): PluginSource {
   const entry = resolve(dir, entryOf(pkg));
   return {
     manifest,
-    origin: "config",
+    origin: opts.origin ?? "config",
     spec,
     async load() {
-      const mod = (await import(pathToFileURL(entry).href)) as { default?: Plugin; plugin?: Plugin };
+      // A version (a project plugin's content hash) makes a changed entry module load afresh, not from the cache.
+      const url = pathToFileURL(entry).href + (opts.version ? `?v=${opts.version}` : "");
+      const mod = (await import(url)) as { default?: Plugin; plugin?: Plugin };
       const plugin = mod.default ?? mod.plugin;
       if (!plugin || typeof plugin.register !== "function" || !plugin.manifest) {
         throw new Error(`${entry} does not export a plugin (default export of definePlugin(...))`);

@@ -13,33 +13,14 @@ import {
   type UserSettings,
   type UserSettingsPatch,
 } from "../core/registries.js";
-import { ConfigError, describeConfigError, type GlobalConfig } from "./config.js";
+import { ConfigError, describeConfigError, type GlobalConfig, LayeredKeys } from "./config.js";
 import { loadAjv } from "./lazy.js";
 
 export const SETTINGS_FILE = "settings.json";
 export const DEFAULT_TURN_CAP = 500;
 
 /** The keys of `<home>/settings.json`; the same meaning as the config keys of the same name. */
-export const SettingsFileSchema = T.Object(
-  {
-    provider: T.Optional(
-      T.Object(
-        {
-          baseURL: T.Optional(T.String({ pattern: "^https?://" })),
-          apiKey: T.Optional(T.String()),
-          model: T.Optional(T.String({ minLength: 1 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    defaultPersona: T.Optional(T.String({ minLength: 1 })),
-    maxTurnIterations: T.Optional(T.Integer({ minimum: 10, maximum: 10000 })),
-    permissionMode: T.Optional(T.String({ enum: ["default", "bypass"] })),
-    theme: T.Optional(T.String({ minLength: 1 })),
-    reasoning: T.Optional(T.String({ minLength: 1 })),
-  },
-  { additionalProperties: false },
-);
+export const SettingsFileSchema = T.Object(LayeredKeys, { additionalProperties: false });
 
 let validate: ValidateFunction | undefined;
 

@@ -398,6 +398,7 @@ describe("mcp plugin", () => {
       projectRoot: (cwd) => cwd,
       isTrusted: (cwd) => trusted.has(cwd),
       list: () => [],
+      pins: () => undefined,
       set: () => {
         throw new Error("not used");
       },

@@ -133,6 +133,7 @@ describe("project: trust and project resources", () => {
       mcp: [],
       hooks: ["PreToolUse [skill]: ./.agentd/hooks/block.sh"],
       ssh: ["prod"],
+      plugins: [],
     });
     // The symlink pointing out of the project is not a rule.
     expect(res.body.problems.join("\n")).to.contain("escape.md: points outside the project");

@@ -111,6 +111,7 @@ function testTrustPlugin(): Plugin {
     projectRoot: (cwd) => cwd,
     isTrusted: (cwd) => trusted.has(cwd),
     list: () => [],
+    pins: () => undefined,
     set: (cwd, value) => {
       if (value) trusted.add(cwd);
       else trusted.delete(cwd);

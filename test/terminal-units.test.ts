@@ -6,9 +6,22 @@ import { toolError, toolLine } from "../clients/terminal/format.js";
 import { InputHistory } from "../clients/terminal/history.js";
 import { splitFinished } from "../clients/terminal/markdown.js";
 import * as ed from "../clients/terminal/ui/editor.js";
-import { SessionView } from "../clients/terminal/ui/store.js";
+import { describeResources, SessionView } from "../clients/terminal/ui/store.js";
 
 describe("terminal client: pure parts", () => {
+  it("lists project plugins in the trust prompt with their state", () => {
+    expect(
+      describeResources({
+        rules: ["style"],
+        skills: [],
+        plugins: [
+          { name: "echo", hash: "ab", state: "changed" },
+          { name: "lint", hash: "cd", state: "new" },
+        ],
+      }),
+    ).to.deep.equal(["rules: style", "plugins: echo (changed), lint (new)"]);
+  });
+
   it("tool lines say what a call does", () => {
     expect(toolLine("bash", JSON.stringify({ command: "npm test\n  --silent" }))).to.equal("[bash] npm test --silent");
     expect(toolLine("edit", { filePath: "src/a.ts", oldString: "a\nb", newString: "a\nb\nc" })).to.equal(

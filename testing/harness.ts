@@ -17,28 +17,13 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../core/index.js";
-import {
-  CommandRegistryToken,
-  EventBus,
-  EventBusToken,
-  HostInfoToken,
-  hostInfoOf,
-  type Logger,
-  LoggerToken,
-  PersonaRegistryToken,
-  ProviderRegistryToken,
-  Registry,
-  RouteRegistryToken,
-  SettingsToken,
-  silentLogger,
-  ThemeRegistryToken,
-  ToolRegistryToken,
-} from "../core/index.js";
+import { EventBus, type Logger, type Registry, silentLogger } from "../core/index.js";
 import { ServiceContainer } from "../host/container.js";
+import { createRegistries, provideHostServices } from "../host/host-services.js";
 import { Authenticator } from "../host/http/auth.js";
 import { createApp } from "../host/http/server.js";
 import { SseHub } from "../host/http/sse.js";
-import { PluginHost, type PluginStatus, type Registries } from "../host/loader.js";
+import { PluginHost, type PluginStatus } from "../host/loader.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
 import { LayeredSettings } from "../host/settings-store.js";
 import { makeToolContext } from "./plugin-harness.js";
@@ -112,31 +97,11 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "agentd-plugin-"));
   const log = opts.log ?? silentLogger;
   const id = plugin.manifest.id;
-  const registries: Registries = {
-    routes: new Registry<AnyRoute>("route", (r) => `${r.method} ${r.path}`),
-    tools: new Registry<ToolDefinition>("tool", (t) => t.name),
-    personas: new Registry<Persona>("persona", (p) => p.name),
-    themes: new Registry<Theme>("theme", (t) => t.id),
-    commands: new Registry<SlashCommand>("command", (c) => c.name),
-    providers: new Registry<Provider>("provider", (p) => p.id),
-  };
+  const registries = createRegistries();
   const bus = new EventBus(log);
   const services = new ServiceContainer();
   const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
-  services.provide("host", LoggerToken, log);
-  services.provide("host", EventBusToken, bus);
-  services.provide("host", SettingsToken, settings);
-  services.provide(
-    "host",
-    HostInfoToken,
-    hostInfoOf(() => settings),
-  );
-  services.provide("host", ToolRegistryToken, registries.tools);
-  services.provide("host", PersonaRegistryToken, registries.personas);
-  services.provide("host", ThemeRegistryToken, registries.themes);
-  services.provide("host", CommandRegistryToken, registries.commands);
-  services.provide("host", ProviderRegistryToken, registries.providers);
-  services.provide("host", RouteRegistryToken, registries.routes);
+  provideHostServices(services, { log, bus, settings, registries });
   for (const [token, value] of opts.services ?? []) services.provide("host", token, value);
 
   const thirdParty = (opts.origin ?? "third-party") === "third-party";

@@ -125,7 +125,7 @@ export async function askTrust(session: AcpSession, deps: SessionDeps, askedRoot
   askedRoots.add(t.path);
   const found = Object.entries(t.resources)
     .filter(([, names]) => Array.isArray(names) && names.length)
-    .map(([kind, names]) => `${kind}: ${(names as string[]).join(", ")}`);
+    .map(([kind, names]) => `${kind}: ${(names as unknown[]).map(resourceName).join(", ")}`);
   const res = await deps.client.request(methods.client.session.requestPermission, {
     sessionId: session.id,
     toolCall: {
@@ -147,3 +147,7 @@ export async function askTrust(session: AcpSession, deps: SessionDeps, askedRoot
   const set = await session.api.POST("/api/v1/projects/trust", { body: { cwd: t.path, trusted } });
   if (set.error) deps.log(`project trust: ${errorText(set.error, set.response)}`);
 }
+
+/** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
+const resourceName = (x: unknown) =>
+  typeof x === "string" ? x : `${(x as { name?: string }).name} (${(x as { state?: string }).state})`;

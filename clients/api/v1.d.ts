@@ -82,7 +82,7 @@ export interface paths {
     get: operations["getProjectTrust"];
     /**
      * Trusts or distrusts the project containing cwd
-     * @description Persisted in the daemon home; takes effect at the next model call of every session in the project.
+     * @description Persisted in the daemon home; takes effect at the next model call of every session in the project. Trusting (again) pins the content hash of each project plugin in .agentd/plugins and loads those plugins before answering; distrusting unloads them.
      */
     post: operations["setProjectTrust"];
   };
@@ -1057,7 +1057,9 @@ export interface components {
       id: string;
       version: string;
       description: string;
-      origin: "builtin" | "config";
+      origin: "builtin" | "config" | "project";
+      /** @description origin project: the project root whose .agentd/plugins holds it (trusted, unchanged) */
+      project?: string;
       state: "active" | "failed" | "disabled";
       error?: string;
       required: boolean;
@@ -1087,6 +1089,15 @@ export interface components {
       hooks: string[];
       /** @description SSH hosts in .agentd/ssh.json */
       ssh: string[];
+      /** @description Plugins in .agentd/plugins and their state against the trust decision */
+      plugins: ({
+          /** @description The folder name in .agentd/plugins */
+          name: string;
+          /** @description sha256 of the folder's files ("" when unreadable) */
+          hash: string;
+          /** @description trusted: matches the hash trust was pinned to (loads); new/changed: loads after trust is renewed */
+          state: "trusted" | "new" | "changed";
+        })[];
     };
     /** ProjectTrust */
     ProjectTrust: {
@@ -1102,7 +1113,7 @@ export interface components {
     };
     /**
      * ProjectTrustPrompt
-     * @description The session's project has local resources and no trust decision yet; absent once decided (either way)
+     * @description The session's project has local resources and no trust decision yet, or is trusted but has project plugins that are new or changed since (renew with POST /projects/trust {trusted: true}); absent otherwise
      */
     ProjectTrustPrompt: {
       /** @constant */
@@ -2430,7 +2441,7 @@ export interface operations {
   };
   /**
    * Trusts or distrusts the project containing cwd
-   * @description Persisted in the daemon home; takes effect at the next model call of every session in the project.
+   * @description Persisted in the daemon home; takes effect at the next model call of every session in the project. Trusting (again) pins the content hash of each project plugin in .agentd/plugins and loads those plugins before answering; distrusting unloads them.
    */
   setProjectTrust: {
     requestBody: {

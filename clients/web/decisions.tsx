@@ -156,7 +156,7 @@ function TrustCard({ s }: { s: SessionState }) {
       <ul>
         {entries.map(([k, v]) => (
           <li key={k}>
-            <strong>{k}</strong>: {v.join(", ")}
+            <strong>{k}</strong>: {(v as unknown[]).map(resourceName).join(", ")}
           </li>
         ))}
       </ul>
@@ -206,3 +206,7 @@ export function Decisions({ s }: { s: SessionState }) {
     </div>
   );
 }
+
+/** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
+const resourceName = (x: unknown) =>
+  typeof x === "string" ? x : `${(x as { name?: string }).name} (${(x as { state?: string }).state})`;

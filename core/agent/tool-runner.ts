@@ -41,7 +41,7 @@ export async function runTools(
 ): Promise<ToolRun[]> {
   const signal = t.ac.signal;
   const byName = new Map<string, ToolDefinition>();
-  for (const tool of deps.tools()) if (offered(tool, rec)) byName.set(tool.name, tool);
+  for (const tool of deps.tools(rec)) if (offered(tool, rec)) byName.set(tool.name, tool);
   const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
   const recorded = new Map<string, ToolResult>();
   const record = (call: PendingCall, result: ToolResult) => {

@@ -53,7 +53,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
       return "error";
     }
-    const tools = deps.tools().filter((tool) => offered(tool, rec));
+    const tools = deps.tools(rec).filter((tool) => offered(tool, rec));
     const build = (r: SessionRecord) => {
       const messages = toProviderMessages(
         systemPrompt({

@@ -41,7 +41,8 @@ export interface AgentDeps {
   publish(sessionId: string, event: SessionEvent): number;
   bus: EventBus;
   log: Logger;
-  tools(): ToolDefinition[];
+  /** The tools a session may be offered (a project plugin's only in its project); without `rec`, all. */
+  tools(rec?: SessionRecord): ToolDefinition[];
   provider(rec: SessionRecord): Provider | undefined;
   persona(rec: SessionRecord): Persona | undefined;
   /** Project instructions (AGENTS.md, rules) for the session's working directory. */

@@ -6,6 +6,7 @@ import {
   HostInfoToken,
   PersonaRegistryToken,
   ProjectContextToken,
+  ProjectTrustToken,
   ProviderRegistryToken,
   type SessionRecord,
   SessionServiceToken,
@@ -40,6 +41,13 @@ export default definePlugin({
     const sessions = () => ctx.services.get(SessionServiceToken);
     const tools = ctx.services.get(ToolRegistryToken);
     const providers = ctx.services.get(ProviderRegistryToken);
+    // A project plugin's tools are offered only in sessions of its project.
+    const offeredTools = (rec?: SessionRecord) => {
+      const all = tools.list();
+      if (!rec || !all.some((t) => t.projectRoot)) return all;
+      const root = ctx.services.tryGet(ProjectTrustToken)?.projectRoot(rec.cwd);
+      return all.filter((t) => !t.projectRoot || t.projectRoot === root);
+    };
     const personas = ctx.services.get(PersonaRegistryToken);
     const raw = {
       get contextWindow() {
@@ -84,7 +92,7 @@ export default definePlugin({
       publish: (id, e) => sessions().publish(id, e),
       bus: ctx.services.get(EventBusToken),
       log: ctx.log,
-      tools: () => tools.list(),
+      tools: offeredTools,
       provider,
       persona: (rec) =>
         ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
@@ -110,7 +118,7 @@ export default definePlugin({
       },
       publish: (id, e) => sessions().publish(id, e),
       provider,
-      tools: () => tools.list(),
+      tools: offeredTools,
       toolHooks: (sessionId, cwd, signal) =>
         busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
       addSubagentUsage: (id, tokens) => {

@@ -27,7 +27,7 @@ export interface AgentToolDeps {
   setMeta(id: string, patch: Partial<SessionMeta>): void;
   publish(id: string, event: SessionEvent): void;
   provider(rec: SessionRecord): Provider | undefined;
-  tools(): ToolDefinition[];
+  tools(rec?: SessionRecord): ToolDefinition[];
   addSubagentUsage(id: string, tokens: number): void;
   /** The before/after tool hooks (project hooks, policies) that apply to the sub-agent's calls too. */
   toolHooks(sessionId: string, cwd: string, signal: AbortSignal): Partial<DispatchHooks>;
@@ -183,7 +183,7 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
       if (!rec || !provider)
         return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
       const tools = deps
-        .tools()
+        .tools(rec)
         .filter((t) => t.readOnly && t.name !== "task" && (!t.sessionId || t.sessionId === ctx.sessionId));
       const byName = new Map(tools.map((t) => [t.name, t]));
       const messages: Parameters<Provider["stream"]>[0]["messages"] = [

@@ -39,6 +39,7 @@ export interface CatalogueEntry {
 export function catalogue(env: CommandEnv): CatalogueEntry[] {
   const out: CatalogueEntry[] = [];
   for (const c of env.commands.list()) {
+    if (c.projectRoot) continue; // a project plugin's command: run in its project's sessions, not listed globally
     const base = {
       description: c.description,
       argumentHint: c.argumentHint ?? HINTS[c.name] ?? (c.takesArgs ? "[arguments]" : ""),

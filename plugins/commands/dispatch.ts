@@ -1,4 +1,12 @@
-import { ApiError, type CommandResult, errorMessage, isApiError, type SlashCommand } from "../../core/index.js";
+import {
+  ApiError,
+  type CommandResult,
+  errorMessage,
+  isApiError,
+  type ProjectTrust,
+  ProjectTrustToken,
+  type SlashCommand,
+} from "../../core/index.js";
 import { assertIdle, type CommandEnv, requireTurns } from "./env.js";
 
 export interface CommandResponse {
@@ -25,6 +33,11 @@ export function parseCommandLine(line: string): { name: string; args: string } {
 /** A command by name or alias. */
 export function findCommand(env: CommandEnv, name: string): SlashCommand | undefined {
   return env.commands.get(name) ?? env.commands.list().find((c) => c.aliases?.includes(name));
+}
+
+function projectRootOf(env: CommandEnv, sessionId: string | undefined): string | undefined {
+  const rec = sessionId ? env.sessions().find(sessionId) : undefined;
+  return rec ? env.optional<ProjectTrust>(ProjectTrustToken.id)?.projectRoot(rec.cwd) : undefined;
 }
 
 /**
@@ -57,7 +70,9 @@ export async function executeCommand(
 ): Promise<CommandResponse> {
   const { name, args } = parseCommandLine(line);
   if (sessionId) env.sessions().require(sessionId);
-  const cmd = findCommand(env, name);
+  const found = findCommand(env, name);
+  // A project plugin's command runs only in sessions of its project; elsewhere it is not a command.
+  const cmd = found?.projectRoot && projectRootOf(env, sessionId) !== found.projectRoot ? undefined : found;
   if (!cmd) {
     if (!sessionId) throw ApiError.badRequest(`Unknown command: /${name}`);
     const rec = env.sessions().require(sessionId);

@@ -111,7 +111,10 @@ export class ProjectResources implements ProjectContext {
     const byName = new Map<string, Persona>();
     for (const scope of this.scopes(cwd))
       for (const p of scope.personas) if (!byName.has(p.name)) byName.set(p.name, p);
-    for (const p of this.deps.registry.list()) if (!byName.has(p.name)) byName.set(p.name, p);
+    // A project plugin's personas are visible only from its project.
+    const root = cwd === undefined ? undefined : this.deps.trust.projectRoot(cwd);
+    for (const p of this.deps.registry.list())
+      if (!byName.has(p.name) && (!p.projectRoot || p.projectRoot === root)) byName.set(p.name, p);
     const def = this.deps.defaultPersona();
     return [...byName.values()].sort((a, b) =>
       a.name === def ? -1 : b.name === def ? 1 : a.label.localeCompare(b.label) || a.name.localeCompare(b.name),

@@ -12,8 +12,7 @@ import {
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes, trustPrompt, trustStatus } from "./routes.js";
-import { hasAny } from "./scan.js";
+import { projectRoutes, trustPrompt } from "./routes.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
 import { TrustStore } from "./trust.js";
@@ -129,18 +128,25 @@ export default definePlugin({
     });
 
     // A session opening in an undecided project with local resources asks its clients for a trust decision: at
-    // creation, and at its first turn in this daemon's life (sessions from before a restart).
-    const asked = new Set<string>();
+    // creation, and at its first turn in this daemon's life (sessions from before a restart). A trusted project
+    // whose plugins changed asks again at the session's next turn (once per change: the prompt's content is kept).
+    const asked = new Map<string, string>();
     const askTrust = (sessionId: string, cwd: string) => {
-      asked.add(sessionId);
-      const root = trust.projectRoot(cwd);
-      if (trust.decision(root) || !hasAny(resources.projectResources(root))) return;
-      const { resources: found, path } = trustStatus(trust, resources, root);
-      sessions().publish(sessionId, { type: "project_trust_required", path, cwd, resources: found });
+      const prompt = trustPrompt(trust, resources, cwd);
+      const key = prompt ? JSON.stringify(prompt.resources) : "";
+      const before = asked.get(sessionId);
+      asked.set(sessionId, key);
+      if (!prompt || before === key) return;
+      sessions().publish(sessionId, {
+        type: "project_trust_required",
+        path: prompt.path,
+        cwd,
+        resources: prompt.resources,
+      });
     };
     ctx.events.on("session.created", ({ session }) => askTrust(session.id, session.cwd));
     ctx.events.on("turn.started", ({ sessionId, cwd }) => {
-      if (!asked.has(sessionId)) askTrust(sessionId, cwd);
+      if (!asked.has(sessionId) || trust.decision(cwd)?.trusted) askTrust(sessionId, cwd);
     });
     ctx.events.on("session.deleted", ({ sessionId }) => asked.delete(sessionId));
 

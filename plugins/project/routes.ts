@@ -1,9 +1,12 @@
 import {
   defineRoute,
   OkSchema,
+  type ProjectPluginInfo,
   type ProjectResourceNames,
   ProjectResourcesSchema,
   type ProjectTrustPrompt,
+  pluginState,
+  scanProjectPlugins,
   T,
   type TrustRecord,
 } from "../../core/index.js";
@@ -42,8 +45,13 @@ const TrustQuery = T.Object({ cwd: CwdSchema });
 const TrustBody = T.Object({ cwd: CwdSchema, trusted: T.Boolean() }, { additionalProperties: false });
 
 /** What a project would load, by kind (the shape of the trust prompt and of `project_trust_required`). */
-export function resourceNames(local: Resources): ProjectResourceNames {
+export function resourceNames(
+  local: Resources,
+  plugins: ProjectPluginInfo[] = [],
+  pins?: Record<string, string>,
+): ProjectResourceNames {
   return {
+    plugins: plugins.map((p) => ({ name: p.name, hash: p.hash, state: pluginState(p, pins) })),
     personas: local.personas.map((p) => p.name),
     skills: local.skills.map((s) => s.name),
     rules: local.rules.map((r) => r.name),
@@ -54,17 +62,24 @@ export function resourceNames(local: Resources): ProjectResourceNames {
   };
 }
 
-/** The trust prompt of the project containing `cwd`: only while it is undecided and has local resources. */
+/**
+ * The trust prompt of the project containing `cwd`: while it is undecided and has local resources (plugins
+ * included), or while it is trusted but a project plugin is new or changed since trust was given.
+ */
 export function trustPrompt(
   trust: TrustStore,
   resources: ProjectResources,
   cwd: string,
 ): ProjectTrustPrompt | undefined {
   const root = trust.projectRoot(cwd);
-  if (trust.decision(root)) return undefined;
+  const decision = trust.decision(root);
+  if (decision && !decision.trusted) return undefined;
+  const plugins = scanProjectPlugins(root, { forDisplay: true });
+  const pins = trust.pins(root);
+  if (decision && plugins.every((p) => pluginState(p, pins) === "trusted")) return undefined;
   const local = resources.projectResources(root);
-  if (!hasAny(local)) return undefined;
-  return { required: true, path: root, resources: resourceNames(local) };
+  if (!hasAny(local) && plugins.length === 0) return undefined;
+  return { required: true, path: root, resources: resourceNames(local, plugins, pins) };
 }
 
 /** The trust status and local resources of the project containing `cwd` (an existing directory). */
@@ -72,12 +87,13 @@ export function trustStatus(trust: TrustStore, resources: ProjectResources, dir:
   const view = resources.view(dir);
   const local = view.local;
   const decision = trust.decision(view.root);
+  const plugins = scanProjectPlugins(view.root, { forDisplay: true });
   return {
     path: view.root,
     trusted: decision?.trusted === true,
     decidedAt: decision?.decidedAt || null,
-    hasLocalResources: hasAny(local),
-    resources: resourceNames(local),
+    hasLocalResources: hasAny(local) || plugins.length > 0,
+    resources: resourceNames(local, plugins, trust.pins(view.root)),
     problems: local.problems,
   };
 }
@@ -91,7 +107,9 @@ export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
       summary: "Projects with a trust decision",
       tags: ["projects"],
       responses: { 200: T.Array(TrustRecordSchema) },
-      handler: () => ({ body: trust.list() satisfies TrustRecord[] }),
+      handler: () => ({
+        body: trust.list().map(({ path, trusted, decidedAt }): TrustRecord => ({ path, trusted, decidedAt })),
+      }),
     }),
     defineRoute({
       method: "GET",
@@ -111,13 +129,17 @@ export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
       path: "/projects/trust",
       operationId: "setProjectTrust",
       summary: "Trusts or distrusts the project containing cwd",
-      description: "Persisted in the daemon home; takes effect at the next model call of every session in the project.",
+      description:
+        "Persisted in the daemon home; takes effect at the next model call of every session in the project. " +
+        "Trusting (again) pins the content hash of each project plugin in .agentd/plugins and loads those plugins " +
+        "before answering; distrusting unloads them.",
       tags: ["projects"],
       body: TrustBody,
       responses: { 200: ProjectTrustSchema },
-      handler: (req) => {
+      handler: async (req) => {
         const dir = requireDirectory(req.body.cwd);
         trust.set(dir, req.body.trusted);
+        await trust.applied();
         return { body: trustStatus(trust, resources, dir) };
       },
     }),

@@ -346,10 +346,11 @@ export function describeResources(resources: Record<string, unknown>): string[] 
     mcp: "MCP servers",
     hooks: "hooks",
     ssh: "SSH hosts",
+    plugins: "plugins",
   };
   return Object.entries(resources)
     .filter(([, v]) => Array.isArray(v) && v.length > 0)
-    .map(([k, v]) => `${labels[k] ?? k}: ${(v as string[]).join(", ")}`);
+    .map(([k, v]) => `${labels[k] ?? k}: ${(v as unknown[]).map(resourceName).join(", ")}`);
 }
 
 function trustPrompt(v: unknown): SessionView["trustRequired"] {
@@ -357,3 +358,7 @@ function trustPrompt(v: unknown): SessionView["trustRequired"] {
   const t = v as { path?: unknown; resources?: unknown };
   return { path: String(t.path ?? ""), resources: (t.resources ?? {}) as Record<string, string[]> };
 }
+
+/** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
+const resourceName = (x: unknown) =>
+  typeof x === "string" ? x : `${(x as { name?: string }).name} (${(x as { state?: string }).state})`;
