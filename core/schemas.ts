@@ -161,12 +161,3 @@ export const SessionSchema = T.Object(
     description: "Pending decisions (question, planTransition, pendingConfirmations) appear as extra fields",
   },
 );
-
-export const WebEventSchema = T.Object(
-  {
-    type: T.String({ description: "Event kind: token, thinking, tool_start, tool_end, usage, turn_end, end, ..." }),
-    sessionId: T.Optional(T.String()),
-    seq: T.Optional(T.Integer({ description: "Per-session sequence number (also the SSE id)" })),
-  },
-  { title: "WebEvent", additionalProperties: true },
-);

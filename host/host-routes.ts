@@ -1,8 +1,9 @@
 import { Type as T } from "@sinclair/typebox";
 import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
-import { SessionIdParams, WebEventSchema } from "../core/schemas.js";
+import { SessionIdParams } from "../core/schemas.js";
 import type { SessionService } from "../core/sessions.js";
+import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
 import type { PluginStatus } from "./loader.js";
 
@@ -92,9 +93,11 @@ const TokenQuery = T.Object({
 });
 
 const EventStreamResponse = {
-  description: "text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`)",
+  description:
+    "text/event-stream of SessionEvent frames (`id: <seq>` + one-line JSON `data:`; " +
+    "each frame is one of `#/components/schemas/SessionEvent`, discriminated by `type`)",
   contentType: "text/event-stream",
-  schema: WebEventSchema,
+  schema: SessionEventSchema,
 };
 
 /** Routes that are the host itself: its description, its status and the event streams. */
