@@ -159,7 +159,20 @@ export interface SlashCommand {
   global?: boolean;
   /** Available only in sessions of this project root (set by the host for project-local plugins). */
   projectRoot?: string;
-  run(inv: CommandInvocation): Promise<unknown> | unknown;
+  run(inv: CommandInvocation): CommandResult | Promise<CommandResult>;
+}
+
+/**
+ * What a command answers (`POST /sessions/{id}/command` turns it into `{result, data?}`): the readable text, or an
+ * object whose `message` is the text and whose other fields are the reply's structured `data`; nothing answers
+ * "/name done".
+ */
+export type CommandResult = string | CommandReply | undefined | void;
+
+/** A command's structured answer: `message` is what a client shows, the other fields are its `data`. */
+export interface CommandReply {
+  message?: string;
+  [field: string]: unknown;
 }
 
 /* ---------- providers ---------- */

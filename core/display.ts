@@ -1,4 +1,5 @@
 import type { StoredMessage } from "./session-types.js";
+import { createToken } from "./tokens.js";
 
 export interface DisplayToolCall {
   id: string;
@@ -21,23 +22,41 @@ export interface DisplayMessage {
   images?: string[];
 }
 
-/** `<prefix>/sessions/<id>/image?seq=&idx=` for images persisted with a message. */
-export function imageUrl(apiBase: string, sessionId: string, seq: number, idx: number): string {
-  return `${apiBase}/sessions/${encodeURIComponent(sessionId)}/image?seq=${seq}&idx=${idx}`;
+/** The URL a client fetches the `idx`-th image stored with message `seq` of a session from. */
+export type MessageImageUrl = (sessionId: string, seq: number, idx: number) => string;
+
+/**
+ * Serves the images stored with messages (the files plugin provides it). `path` is relative to the API prefix
+ * (`/sessions/<id>/image?...`); display code prefixes the request's `apiBase`.
+ */
+export interface MessageImages {
+  path(sessionId: string, seq: number, idx: number): string;
+}
+
+export const MessageImagesToken = createToken<MessageImages>("message-images");
+
+/** Image URLs under `apiBase` from the provider of {@link MessageImagesToken}; undefined when none is loaded. */
+export function messageImageUrls(images: MessageImages | undefined, apiBase: string): MessageImageUrl | undefined {
+  return images ? (sessionId, seq, idx) => apiBase + images.path(sessionId, seq, idx) : undefined;
 }
 
 /**
  * Turns stored rows into what clients render: tool results folded into the assistant message that called them,
- * images replaced by URLs. Role "tool" rows are never emitted on their own.
+ * images replaced by URLs (`imageUrl`; without it, when no plugin serves images, they are left out). Role "tool"
+ * rows are never emitted on their own.
  */
-export function toDisplayMessages(rows: StoredMessage[], sessionId: string, apiBase: string): DisplayMessage[] {
+export function toDisplayMessages(
+  rows: StoredMessage[],
+  sessionId: string,
+  imageUrl: MessageImageUrl | undefined,
+): DisplayMessage[] {
   const out: DisplayMessage[] = [];
   const callIndex = new Map<string, DisplayToolCall>();
   for (const row of rows) {
     if (row.role === "tool") {
       const call = row.toolCallId ? callIndex.get(row.toolCallId) : undefined;
       if (call) {
-        const { text, images } = splitContent(row.content, apiBase, sessionId, row.seq);
+        const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
         call.result = text ?? "";
         call.status = row.meta?.isError ? "error" : "ok";
         if (row.meta?.error) call.error = row.meta.error;
@@ -51,7 +70,7 @@ export function toDisplayMessages(rows: StoredMessage[], sessionId: string, apiB
       continue;
     }
     const msg: DisplayMessage = { role: row.role, content: null, seq: row.seq };
-    const { text, images } = splitContent(row.content, apiBase, sessionId, row.seq);
+    const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
     msg.content = text;
     if (images.length) msg.images = images;
     if (row.clientMessageId) msg.clientMessageId = row.clientMessageId;
@@ -70,13 +89,18 @@ export function toDisplayMessages(rows: StoredMessage[], sessionId: string, apiB
 }
 
 /** Text of a message (parts joined) and the URLs of its images. */
-function splitContent(content: StoredMessage["content"], apiBase: string, sessionId: string, seq: number) {
+function splitContent(
+  content: StoredMessage["content"],
+  imageUrl: MessageImageUrl | undefined,
+  sessionId: string,
+  seq: number,
+) {
   if (!Array.isArray(content)) return { text: content, images: [] as string[] };
   const texts: string[] = [];
   const images: string[] = [];
   for (const part of content) {
     if (part.type === "text") texts.push(part.text);
-    else images.push(imageUrl(apiBase, sessionId, seq, images.length));
+    else if (imageUrl) images.push(imageUrl(sessionId, seq, images.length));
   }
   return { text: texts.join("\n"), images };
 }

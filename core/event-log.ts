@@ -59,9 +59,9 @@ export class SessionEventLog {
   publish(sessionId: string, event: SessionEvent): number {
     const seq = this.nextSeq(sessionId);
     // `{type, sessionId, seq, ...payload}`, built without rest/spread copies: this runs for every token.
-    const wire: SessionEvent = { type: event.type, sessionId, seq };
+    const wire: Record<string, unknown> = { type: event.type, sessionId, seq };
     // `seq` is always the event's own number: a payload cannot override it (a message's number is `messageSeq`).
-    for (const key in event) if (key !== "type" && key !== "seq") wire[key] = event[key];
+    for (const key in event) if (key !== "type" && key !== "seq") wire[key] = (event as Record<string, unknown>)[key];
     const json = JSON.stringify(wire);
     const ephemeral = EPHEMERAL_TYPES.has(event.type);
     let queue = this.pending.get(sessionId);
@@ -75,7 +75,7 @@ export class SessionEventLog {
 
     const subs = this.listeners.get(sessionId);
     if (subs) for (const fn of subs) fn(seq, json);
-    this.bus.emit({ type: "session.event", sessionId, seq, event: wire });
+    this.bus.emit({ type: "session.event", sessionId, seq, event: wire as SessionEvent });
     return seq;
   }
 

@@ -3,11 +3,10 @@ import { type Disposable, toDisposable } from "./disposable.js";
 import type { Logger } from "./logger.js";
 import type { SessionSummary } from "./session-types.js";
 
-/** A session event as it goes on the wire: `type` plus payload fields. `sessionId` and `seq` are added by the log. */
-export interface SessionEvent {
-  type: string;
-  [field: string]: unknown;
-}
+import type { SessionEvent } from "./wire-events.js";
+
+/** A session event as it goes on the wire (see `core/wire-events.ts`). `sessionId` and `seq` are added by the log. */
+export type { SessionEvent, SessionEventOf, SessionEventType } from "./wire-events.js";
 
 export type EndReason = "stop" | "aborted" | "error" | "disconnected";
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -15,6 +16,19 @@ export function writePrivateFile(file: string, content: string): void {
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** {@link writePrivateFile} without blocking the event loop (same guarantees: 0600, atomic, parent created). */
+export async function writePrivateFileAsync(file: string, content: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    await writeFile(tmp, content, { mode: 0o600, flag: "wx" });
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
     throw err;
   }
 }

@@ -28,3 +28,4 @@ export * from "./store.js";
 export * from "./tokens.js";
 export * from "./tools.js";
 export * from "./turns.js";
+export { SESSION_EVENT_TYPES, SessionEventSchema, SessionEventSchemas } from "./wire-events.js";

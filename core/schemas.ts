@@ -146,19 +146,18 @@ export const SessionSchema = T.Object(
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
+    lastSeq: T.Optional(
+      T.Integer({
+        minimum: 0,
+        description:
+          "The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, " +
+          "or ?lastEventId= for EventSource) to miss nothing between the read and the stream",
+      }),
+    ),
   },
   {
     title: "Session",
     additionalProperties: true,
     description: "Pending decisions (question, planTransition, pendingConfirmations) appear as extra fields",
   },
-);
-
-export const WebEventSchema = T.Object(
-  {
-    type: T.String({ description: "Event kind: token, thinking, tool_start, tool_end, usage, turn_end, end, ..." }),
-    sessionId: T.Optional(T.String()),
-    seq: T.Optional(T.Integer({ description: "Per-session sequence number (also the SSE id)" })),
-  },
-  { title: "WebEvent", additionalProperties: true },
 );

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Persona } from "./contributions.js";
-import { type DisplayMessage, toDisplayMessages } from "./display.js";
+import { type DisplayMessage, type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { SessionEventLog } from "./event-log.js";
-import type { EventBus, SessionEvent } from "./events.js";
+import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
 import type { Registry } from "./registry.js";
 import {
   emptyUsage,
@@ -61,6 +61,8 @@ export interface SessionView {
   usage: SessionUsage;
   createdAt: string;
   updatedAt: string;
+  /** The stream's last event when this view was taken (a client resumes its stream from it). */
+  lastSeq: number;
   [pending: string]: unknown;
 }
 
@@ -204,7 +206,7 @@ export class SessionService {
     return s;
   }
 
-  view(id: string, turns: number, apiBase: string): SessionView {
+  view(id: string, turns: number, imageUrl?: MessageImageUrl): SessionView {
     const rec = this.require(id);
     const page = this.store.historyPage(id, turns);
     const v: SessionView = {
@@ -218,13 +220,14 @@ export class SessionService {
       status: this.turns.status(id),
       turnStartedAt: this.turns.turnStartedAt(id),
       streaming: this.turns.streaming(id),
-      messages: toDisplayMessages(page.messages, id, apiBase),
+      messages: toDisplayMessages(page.messages, id, imageUrl),
       oldestSeq: page.oldestSeq,
       hasMoreHistory: page.hasMoreHistory,
       messageCount: rec.messageCount,
       usage: rec.usage,
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
+      lastSeq: this.events.currentSeq(id),
       ...this.turns.pending(id),
     };
     if (rec.title) v.title = rec.title;
@@ -234,21 +237,21 @@ export class SessionService {
     return v;
   }
 
-  history(id: string, beforeSeq: number, turns: number, apiBase: string) {
+  history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl) {
     this.require(id);
     const page = this.store.historyPage(id, turns, beforeSeq);
     return {
-      messages: toDisplayMessages(page.messages, id, apiBase),
+      messages: toDisplayMessages(page.messages, id, imageUrl),
       oldestSeq: page.oldestSeq,
       hasMoreHistory: page.hasMoreHistory,
     };
   }
 
   /** The first frame of a session stream: the present state. */
-  statusFrame(id: string): SessionEvent {
+  statusFrame(id: string): SessionEventOf<"status"> {
     const rec = this.require(id);
     const startedAt = this.turns.turnStartedAt(id);
-    const frame: SessionEvent = {
+    const frame: SessionEventOf<"status"> = {
       type: "status",
       sessionId: id,
       status: this.turns.status(id),

@@ -1,8 +1,9 @@
 import { Type as T } from "@sinclair/typebox";
 import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
-import { SessionIdParams, WebEventSchema } from "../core/schemas.js";
+import { SessionIdParams } from "../core/schemas.js";
 import type { SessionService } from "../core/sessions.js";
+import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
 import type { PluginStatus } from "./loader.js";
 
@@ -69,7 +70,10 @@ const DaemonIdentitySchema = T.Object(
   { title: "DaemonIdentity" },
 );
 
-/** EventSource cannot send headers: the two event streams also take the access token in the query. */
+/**
+ * EventSource cannot send headers: the two event streams also take the access token, and the first connection's
+ * resume point, in the query.
+ */
 const TokenQuery = T.Object({
   token: T.Optional(
     T.String({
@@ -78,12 +82,22 @@ const TokenQuery = T.Object({
         "The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only",
     }),
   ),
+  lastEventId: T.Optional(
+    T.String({
+      maxLength: 20,
+      description:
+        "Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read " +
+        "the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed",
+    }),
+  ),
 });
 
 const EventStreamResponse = {
-  description: "text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`)",
+  description:
+    "text/event-stream of SessionEvent frames (`id: <seq>` + one-line JSON `data:`; " +
+    "each frame is one of `#/components/schemas/SessionEvent`, discriminated by `type`)",
   contentType: "text/event-stream",
-  schema: WebEventSchema,
+  schema: SessionEventSchema,
 };
 
 /** Routes that are the host itself: its description, its status and the event streams. */

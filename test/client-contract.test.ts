@@ -163,6 +163,33 @@ describe("client contract: trust prompt for late clients, query token, fork, com
     expect(readFileSync(join(d.home, "agentd.log"), "utf8")).to.not.include(token);
   });
 
+  it("a client that reads the session and then opens its stream from lastSeq misses nothing in between", async () => {
+    const id = (await d.post("/sessions", {})).body.id;
+    const before = (await d.get(`/sessions/${id}`)).body;
+    expect(before.lastSeq).to.be.a("number");
+    // Another client acts between the read and the stream.
+    fake.script(text("hello there"));
+    expect((await d.post(`/sessions/${id}/chat`, { text: "in between" })).status).to.equal(202);
+    const watcher = await d.sse(`/sessions/${id}/events`);
+    await watcher.waitForType("end");
+    watcher.close();
+    // EventSource cannot send Last-Event-ID on its first connection: the query carries it.
+    const es = eventSource(`${d.baseUrl}/api/v1/sessions/${id}/events?token=${d.token}&lastEventId=${before.lastSeq}`);
+    const user = await es.next((e) => e.type === "user_message");
+    expect(user.message.content).to.equal("in between");
+    await es.next((e) => e.type === "end");
+    es.close();
+    // The header wins over the query: a reconnecting EventSource resumes from what it last saw.
+    const after = (await d.get(`/sessions/${id}`)).body.lastSeq;
+    const resumed = await d.sse(`/sessions/${id}/events?lastEventId=${before.lastSeq}`, { lastEventId: after });
+    fake.script(text("again"));
+    await d.post(`/sessions/${id}/chat`, { text: "later" });
+    expect((await resumed.waitForType("user_message")).json.message.content).to.equal("later");
+    await resumed.waitForType("end");
+    expect(resumed.ofType("user_message")).to.have.length(1);
+    resumed.close();
+  });
+
   it("takes a query token from loopback peers only (constant-time compare)", () => {
     const auth = new Authenticator("the-token");
     const req = (remoteAddress: string) => ({ headers: {}, socket: { remoteAddress } }) as unknown as IncomingMessage;

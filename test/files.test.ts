@@ -544,6 +544,28 @@ describe("files plugin: session files, attachments, browsing, images", function 
       expect((await getBytes(`/sessions/${id}/image`)).status).to.equal(400);
       expect((await getBytes(`/sessions/nope/image?seq=${seq}`)).status).to.equal(404);
     });
+
+    it("is where display code links images through the plugin's service; without the plugin no URL is invented", async () => {
+      const withoutFiles = builtinPlugins.filter((p) => p.manifest.id !== "files");
+      const bare = await startTestDaemon({ builtins: withoutFiles.map(builtinSource) });
+      try {
+        const sid = await bare.createSession();
+        bare.daemon.services.get(SessionStoreToken).appendMessage(sid, {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${PNG.toString("base64")}` } },
+          ],
+        });
+        const view = await bare.get(`/sessions/${sid}`);
+        expect(view.status).to.equal(200);
+        expect(view.body.messages[0].content).to.equal("look");
+        expect(view.body.messages[0]).to.not.have.property("images");
+        expect((await bare.get(`/sessions/${sid}/image?seq=${view.body.messages[0].seq}`)).status).to.equal(404);
+      } finally {
+        await bare.cleanup();
+      }
+    });
   });
 
   it("documents every route in a valid OpenAPI document", async () => {

@@ -35,10 +35,16 @@ function json(file: string): Record<string, unknown> {
   return JSON.parse(readFileSync(file, "utf8"));
 }
 
-/** The packages installed in `<home>/plugins` (none when the folder was never created). */
-function installed(home: string): Record<string, unknown> {
+/** The dependencies of `<home>/plugins` (none when the folder was never created). */
+function dependencies(home: string): Record<string, unknown> {
   const file = join(home, "plugins", "package.json");
   return existsSync(file) ? ((json(file).dependencies as Record<string, unknown> | undefined) ?? {}) : {};
+}
+
+/** The plugins installed in `<home>/plugins` (its dependencies but the link to this agentd). */
+function installed(home: string): Record<string, unknown> {
+  const { agentd: _self, ...plugins } = dependencies(home);
+  return plugins;
 }
 
 describe("agentd plugin add / remove / list / new", () => {
@@ -114,6 +120,42 @@ describe("agentd plugin add / remove / list / new", () => {
     expect(json(join(home, "config.json"))).to.deep.include({ plugins: [], pluginCapabilities: {} });
     expect(installed(home)).to.not.have.property("demo-plugin");
     expect((await agentd(home, work, "plugin", "remove", "demo-plugin")).code).to.equal(1);
+  });
+
+  it("installs a packed plugin (npm pack, as published): its agentd peer is this agentd, not the registry's", async function () {
+    this.timeout(90_000); // tsc, npm pack and npm install, each a process
+    expect((await agentd(home, work, "plugin", "new", "packed-plugin")).code).to.equal(0);
+    const dir = join(work, "packed-plugin");
+    mkdirSync(join(dir, "node_modules", "@types"), { recursive: true });
+    symlinkSync(REPO, join(dir, "node_modules", "agentd"));
+    symlinkSync(join(REPO, "node_modules", "@types", "node"), join(dir, "node_modules", "@types", "node"));
+    const built = await sh(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir);
+    expect(built.code, built.stdout + built.stderr).to.equal(0);
+    const packed = await sh("npm", ["pack", "--ignore-scripts"], dir);
+    expect(packed.code, packed.stderr).to.equal(0);
+    expect(existsSync(join(dir, "packed-plugin-0.1.0.tgz"))).to.equal(true);
+
+    const added = await agentd(home, dir, "plugin", "add", "./packed-plugin-0.1.0.tgz", "--yes");
+    expect(added.code, added.stderr).to.equal(0);
+    expect(json(join(home, "config.json"))).to.deep.equal({
+      plugins: ["packed-plugin"],
+      pluginCapabilities: { "packed-plugin": ["routes"] },
+    });
+    // A copy, not a link to the folder: the daemon runs what the tarball holds.
+    expect(existsSync(join(home, "plugins", "node_modules", "packed-plugin", "dist", "index.js"))).to.equal(true);
+    expect(existsSync(join(home, "plugins", "node_modules", "packed-plugin", "index.ts"))).to.equal(false);
+    expect(dependencies(home)).to.have.property("agentd", `file:${REPO.endsWith("/") ? REPO : `${REPO}/`}`);
+
+    const d = await startTestDaemon({ home });
+    try {
+      const status = (await d.get("/server/status")).body;
+      const packedPlugin = status.plugins.find((p: { id: string }) => p.id === "packed-plugin");
+      expect(packedPlugin).to.deep.include({ state: "active", origin: "config", capabilities: ["routes"] });
+      expect((await d.get("/plugins/packed-plugin/status")).body).to.deep.equal({ greeting: "Hello" });
+    } finally {
+      await d.stop();
+    }
+    expect((await agentd(home, work, "plugin", "add", "./nothing.tgz", "--yes")).stderr).to.match(/does not exist/);
   });
 
   it("does not enable a plugin whose capabilities were not allowed (no --yes, no terminal)", async () => {

@@ -11,12 +11,14 @@ import {
   LoggerToken,
   optional,
   type Plugin,
+  type SlashCommand,
   T,
   type ToolDefinition,
   ToolFailure,
   type ToolResult,
 } from "../core/index.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
+import { toResponse } from "../plugins/commands/dispatch.js";
 import { unavailable } from "../plugins/mcp/results.js";
 import { createFsTools } from "../plugins/tools-fs/index.js";
 import { BackgroundTasks } from "../plugins/tools-shell/tasks.js";
@@ -219,5 +221,31 @@ describe("plugin SDK", () => {
         await h.stop();
       }
     });
+  });
+
+  it("types a slash command's answer: text, or {message, ...data}; anything else does not compile", async () => {
+    const count: SlashCommand = {
+      name: "count",
+      description: "counts",
+      run: ({ args }) => ({ message: `${args.length} characters`, length: args.length }),
+    };
+    const text: SlashCommand = { name: "hi", description: "greets", run: async () => "hello" };
+    const silent: SlashCommand = { name: "noop", description: "does nothing", run: () => undefined };
+    const wrong: SlashCommand = {
+      name: "wrong",
+      description: "answers a number",
+      // @ts-expect-error a bare number is not a command result (answer text or an object)
+      run: () => 42,
+    };
+    expect(wrong.name).to.equal("wrong");
+    expect(toResponse("count", await count.run({ sessionId: undefined, args: "abc" }))).to.deep.equal({
+      ok: true,
+      command: "/count",
+      result: "3 characters",
+      message: "3 characters",
+      data: { length: 3 },
+    });
+    expect(toResponse("hi", await text.run({ sessionId: undefined, args: "" })).result).to.equal("hello");
+    expect(toResponse("noop", await silent.run({ sessionId: undefined, args: "" })).result).to.equal("/noop done");
   });
 });

@@ -1,9 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path, { join } from "node:path";
 import { expect } from "chai";
 import fc from "fast-check";
-import { git, isInside, resolveInside, ShellClassifierToken } from "../core/index.js";
+import {
+  git,
+  isInside,
+  resolveInside,
+  ShellClassifierToken,
+  writePrivateFile,
+  writePrivateFileAsync,
+} from "../core/index.js";
 import shellPlugin from "../plugins/tools-shell/index.js";
 import { startPluginHarness } from "../testing/index.js";
 
@@ -38,6 +45,33 @@ describe("shared helpers in the SDK", () => {
         }),
       );
     });
+  });
+
+  describe("private state files (writePrivateFile, writePrivateFileAsync)", () => {
+    for (const [name, write] of [
+      ["sync", async (f: string, c: string) => writePrivateFile(f, c)],
+      ["async", writePrivateFileAsync],
+    ] as const) {
+      it(`${name}: creates the directory, writes 0600, replaces the old content whole and leaves no temporary file`, async () => {
+        const dir = mkdtempSync(join(tmpdir(), "agentd-private-"));
+        try {
+          const file = join(dir, "nested", "state.json");
+          await write(file, "a much longer first version");
+          await write(file, "short");
+          expect(readFileSync(file, "utf8")).to.equal("short");
+          expect(statSync(file).mode & 0o777).to.equal(0o600);
+          expect(readdirSync(join(dir, "nested"))).to.deep.equal(["state.json"]);
+          // A failed write (the target is a directory) keeps nothing behind and throws.
+          await write(join(dir, "nested"), "nope").then(
+            () => expect.fail("writing over a directory must fail"),
+            (err: Error) => expect(err).to.be.an("error"),
+          );
+          expect(readdirSync(dir)).to.deep.equal(["nested"]);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
   });
 
   describe("the git runner", () => {

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { EventSource } from "eventsource";
+import type { SessionEvent } from "../core/events.js";
 import { SessionEventLogToken } from "../core/sessions.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import type { SseClient } from "../testing/sse.js";
@@ -12,7 +13,7 @@ describe("SSE event streams", () => {
   let d: TestDaemon;
   let id: string;
   const publish = (type: string, fields: Record<string, unknown> = {}) =>
-    d.daemon.services.get(SessionEventLogToken).publish(id, { type, ...fields });
+    d.daemon.services.get(SessionEventLogToken).publish(id, { type, ...fields } as SessionEvent);
 
   beforeEach(async () => {
     d = await startTestDaemon({ config: { server: { sseQueueBytes: 65536 } } });
@@ -40,7 +41,7 @@ describe("SSE event streams", () => {
     const cut = Number(a.ofType("token")[19]?.id);
     a.close();
     for (let i = 50; i < 80; i++) publish("token", { text: `t${i}` });
-    publish("tool_start", { toolCallId: "x" });
+    publish("tool_start", { id: "x", name: "probe", args: "{}" });
     const b = await d.sse(`/sessions/${id}/events`, { lastEventId: cut });
     await b.waitForType("tool_start");
     const got = b.ofType("token").map((f) => f.json.text);
@@ -101,7 +102,10 @@ describe("SSE event streams", () => {
     const a = await d.sse(`/sessions/${id}/events`);
     const b = await d.sse(`/sessions/${id}/events`);
     await Promise.all([a.waitForType("status"), b.waitForType("status")]);
-    for (let i = 0; i < 200; i++) publish(i % 10 === 9 ? "tool_end" : "token", { text: `x${i}` });
+    for (let i = 0; i < 200; i++) {
+      if (i % 10 === 9) publish("notice", { message: `x${i}` });
+      else publish("token", { text: `x${i}` });
+    }
     publish("end", { reason: "stop" });
     await Promise.all([a.waitForType("end"), b.waitForType("end")]);
     const frames = (c: SseClient) => c.frames.filter((f) => f.id !== undefined).map((f) => `${f.id}|${f.data}`);

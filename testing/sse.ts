@@ -7,6 +7,8 @@ export interface SseFrame {
   json: any;
 }
 
+const taps = new Set<(frame: SseFrame, url: string) => void>();
+
 interface Waiter {
   pred: (f: SseFrame) => boolean;
   from: number;
@@ -20,6 +22,15 @@ interface Waiter {
  * sleep), and reconnects with Last-Event-ID when asked.
  */
 export class SseClient {
+  /**
+   * Called with every frame any client receives (e.g. to check each one against the OpenAPI document's
+   * `SessionEvent` schema across a whole suite). Returns a function that removes the tap.
+   */
+  static tap(fn: (frame: SseFrame, url: string) => void): () => void {
+    taps.add(fn);
+    return () => taps.delete(fn);
+  }
+
   readonly frames: SseFrame[] = [];
   comments = 0;
   status = 0;
@@ -161,6 +172,7 @@ export class SseClient {
     }
     const frame: SseFrame = { id, event, data: text, json };
     this.frames.push(frame);
+    for (const tap of taps) tap(frame, this.url);
     const index = this.frames.length - 1;
     for (const w of this.waiters) {
       if (index >= w.from && w.pred(frame)) {

@@ -5,8 +5,15 @@
  */
 import { EventSource } from "eventsource";
 import type { DaemonConnection } from "./daemon.js";
+import type { components } from "./v1.js";
 
-/** One frame of an agentd event stream: `type`, `sessionId`, `seq` and the event's own fields. */
+/** A frame as the OpenAPI document types it: a union discriminated by `type` (narrow with `switch (ev.type)`). */
+export type SessionEvent = components["schemas"]["SessionEvent"];
+
+/**
+ * One frame of an agentd event stream: `type`, `sessionId`, `seq` and the event's own fields, loosely typed (the
+ * clients read fields by name; {@link SessionEvent} is the precise, generated type of the same frames).
+ */
 export interface StreamEvent {
   type: string;
   sessionId?: string;

@@ -349,6 +349,29 @@ export interface components {
       ok: true;
       showReasoning: boolean;
     };
+    /**
+     * AssistantMessageEvent
+     * @description What one model call produced
+     */
+    AssistantMessageEvent: {
+      /** @constant */
+      type: "assistant_message";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      /** @description The stored message's number, as in /history */
+      messageSeq: number;
+      content: string;
+      thinking: string;
+      toolCalls?: {
+          id: string;
+          name: string;
+          arguments: string;
+          [key: string]: unknown;
+        }[];
+      [key: string]: unknown;
+    };
     /** Attachment */
     Attachment: {
       name: string;
@@ -381,6 +404,40 @@ export interface components {
       payload: {
         [key: string]: unknown;
       };
+    };
+    /**
+     * BashConfirmEvent
+     * @description A command waits for the user's confirmation
+     */
+    BashConfirmEvent: {
+      /** @constant */
+      type: "bash_confirm";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      id: string;
+      tool: string;
+      command: string;
+      reason: string;
+      expiresAt: string;
+      [key: string]: unknown;
+    };
+    /**
+     * BashConfirmResolvedEvent
+     * @description A confirmation was settled
+     */
+    BashConfirmResolvedEvent: {
+      /** @constant */
+      type: "bash_confirm_resolved";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      id: string;
+      allowed: boolean;
+      by: "user" | "timeout" | "abort";
+      [key: string]: unknown;
     };
     /** BrowseEntry */
     BrowseEntry: {
@@ -499,6 +556,63 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * CompactionEvent
+     * @description Older messages were summarised
+     */
+    CompactionEvent: {
+      /** @constant */
+      type: "compaction";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      messagesCompacted: number;
+      tokensBefore: number;
+      uptoSeq?: number;
+      [key: string]: unknown;
+    };
+    /**
+     * CompactionFailedEvent
+     * @description Compaction failed; the history is unchanged
+     */
+    CompactionFailedEvent: {
+      /** @constant */
+      type: "compaction_failed";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      reason: string;
+      [key: string]: unknown;
+    };
+    /**
+     * ConnectedEvent
+     * @description The first frame of the feed
+     */
+    ConnectedEvent: {
+      /** @constant */
+      type: "connected";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      lastSeq: number;
+      [key: string]: unknown;
+    };
+    /**
+     * ContextCleanedEvent
+     * @description The conversation was cleared
+     */
+    ContextCleanedEvent: {
+      /** @constant */
+      type: "context_cleaned";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      [key: string]: unknown;
+    };
     /** CreateSessionRequest */
     CreateSessionRequest: {
       /** @description Persona name (404 when unknown) */
@@ -545,6 +659,21 @@ export interface components {
         heapUsed: number;
       };
       plugins: components["schemas"]["PluginStatus"][];
+    };
+    /**
+     * DecisionStateEvent
+     * @description The pending question or plan transition (absent: cleared)
+     */
+    DecisionStateEvent: {
+      /** @constant */
+      type: "decision_state";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      question?: unknown;
+      planTransition?: unknown;
+      [key: string]: unknown;
     };
     /** DiffFile */
     DiffFile: {
@@ -597,16 +726,65 @@ export interface components {
       readTextFile: boolean;
       writeTextFile: boolean;
     };
+    /**
+     * EditorFsRequestEvent
+     * @description An attached editor is asked for a file (answer with POST /sessions/{id}/editor/reply)
+     */
+    EditorFsRequestEvent: {
+      /** @constant */
+      type: "editor_fs_request";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      id: string;
+      op: "read" | "write";
+      path: string;
+      content?: string;
+      [key: string]: unknown;
+    };
     /** EditorReply */
     EditorReply: {
       id: string;
       content?: string;
       error?: string;
     };
+    /**
+     * EndEvent
+     * @description Exactly one per accepted turn
+     */
+    EndEvent: {
+      /** @constant */
+      type: "end";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      reason: "stop" | "aborted" | "error" | "disconnected";
+      /** @description The turn was ended after a daemon crash */
+      recovered?: boolean;
+      /** @constant */
+      limit?: "iterations";
+      [key: string]: unknown;
+    };
     /** Error */
     Error: {
       /** @description A readable message */
       error: string;
+      [key: string]: unknown;
+    };
+    /**
+     * ErrorEvent
+     * @description The turn failed
+     */
+    ErrorEvent: {
+      /** @constant */
+      type: "error";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      message: string;
       [key: string]: unknown;
     };
     /** EventHistory */
@@ -646,6 +824,28 @@ export interface components {
       };
     };
     /**
+     * FollowupInjectedEvent
+     * @description A queued follow-up joined the turn or became a new one
+     */
+    FollowupInjectedEvent: {
+      /** @constant */
+      type: "followup_injected";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      messages: {
+          role: string;
+          /** @description Text or content parts */
+          content: unknown;
+          clientMessageId?: string;
+          /** @description The stored message's number */
+          seq: number;
+          [key: string]: unknown;
+        }[];
+      [key: string]: unknown;
+    };
+    /**
      * ForkSessionResponse
      * @description The new session in full, as GET /sessions/{id} returns it
      */
@@ -653,6 +853,19 @@ export interface components {
       /** @description The new session's id */
       id: string;
       session: components["schemas"]["Session"];
+    };
+    /**
+     * FsChangeEvent
+     * @description Tools that may have changed files ran
+     */
+    FsChangeEvent: {
+      /** @constant */
+      type: "fs_change";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      [key: string]: unknown;
     };
     /** FsEntry */
     FsEntry: {
@@ -792,6 +1005,21 @@ export interface components {
       ok: true;
       mode: "plan" | "build";
     };
+    /**
+     * NoticeEvent
+     * @description Something to tell the user
+     */
+    NoticeEvent: {
+      /** @constant */
+      type: "notice";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      message: string;
+      unsent?: string[];
+      [key: string]: unknown;
+    };
     /** Ok */
     Ok: {
       /** @constant */
@@ -901,6 +1129,25 @@ export interface components {
       /** Format: date-time */
       decidedAt: string;
     };
+    /**
+     * ProjectTrustRequiredEvent
+     * @description The project has local resources and no trust decision
+     */
+    ProjectTrustRequiredEvent: {
+      /** @constant */
+      type: "project_trust_required";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      path: string;
+      cwd: string;
+      /** @description The project's local resources */
+      resources: {
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
     /** ProviderSettings */
     ProviderSettings: {
       /** @constant */
@@ -968,6 +1215,51 @@ export interface components {
       ok: true;
       title: string;
     };
+    /**
+     * ResourcesReloadedEvent
+     * @description /reload re-read the project's resources
+     */
+    ResourcesReloadedEvent: {
+      /** @constant */
+      type: "resources_reloaded";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      cwd: string;
+      [key: string]: unknown;
+    };
+    /**
+     * ResyncEvent
+     * @description The missed frames cannot be replayed; re-read the state
+     */
+    ResyncEvent: {
+      /** @constant */
+      type: "resync";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      reason: string;
+      lastSeq: number;
+      [key: string]: unknown;
+    };
+    /**
+     * RetryEvent
+     * @description A provider call is retried
+     */
+    RetryEvent: {
+      /** @constant */
+      type: "retry";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      attempt: number;
+      delayMs: number;
+      reason: string;
+      [key: string]: unknown;
+    };
     /** RevokeShareResult */
     RevokeShareResult: {
       ok: boolean;
@@ -1000,8 +1292,72 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+      /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
+      lastSeq?: number;
       [key: string]: unknown;
     };
+    /**
+     * SessionClosedEvent
+     * @description The session was closed or deleted; the stream ends
+     */
+    SessionClosedEvent: {
+      /** @constant */
+      type: "session_closed";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      deleted?: boolean;
+      [key: string]: unknown;
+    };
+    /**
+     * SessionCreatedEvent
+     * @description A session was created (feed)
+     */
+    SessionCreatedEvent: {
+      /** @constant */
+      type: "session_created";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      session: components["schemas"]["SessionSummary"];
+      [key: string]: unknown;
+    };
+    /**
+     * SessionDeletedEvent
+     * @description A session was deleted (feed)
+     */
+    SessionDeletedEvent: {
+      /** @constant */
+      type: "session_deleted";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      session: components["schemas"]["SessionSummary"];
+      [key: string]: unknown;
+    };
+    /**
+     * SessionEndEvent
+     * @description The session's totals after a turn
+     */
+    SessionEndEvent: {
+      /** @constant */
+      type: "session_end";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      usage: components["schemas"]["SessionUsage"];
+      messageCount: number;
+      [key: string]: unknown;
+    };
+    /**
+     * SessionEvent
+     * @description A frame of the event streams (`id: <seq>` + one-line JSON `data:`), discriminated by `type`
+     */
+    SessionEvent: components["schemas"]["StatusEvent"] | components["schemas"]["UserMessageEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["ThinkingEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["AssistantMessageEvent"] | components["schemas"]["ToolStartEvent"] | components["schemas"]["ToolEndEvent"] | components["schemas"]["ToolOutputEvent"] | components["schemas"]["BashConfirmEvent"] | components["schemas"]["BashConfirmResolvedEvent"] | components["schemas"]["DecisionStateEvent"] | components["schemas"]["TodosUpdatedEvent"] | components["schemas"]["TodoGateEvent"] | components["schemas"]["SteeringInjectedEvent"] | components["schemas"]["FollowupInjectedEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["CompactionFailedEvent"] | components["schemas"]["TurnEndEvent"] | components["schemas"]["TurnMetaEvent"] | components["schemas"]["EndEvent"] | components["schemas"]["SessionEndEvent"] | components["schemas"]["FsChangeEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["ErrorEvent"] | components["schemas"]["ContextCleanedEvent"] | components["schemas"]["UndoEvent"] | components["schemas"]["ResourcesReloadedEvent"] | components["schemas"]["ProjectTrustRequiredEvent"] | components["schemas"]["SubagentProgressEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["EditorFsRequestEvent"] | components["schemas"]["SessionCreatedEvent"] | components["schemas"]["SessionUpdateEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["ConnectedEvent"] | components["schemas"]["ResyncEvent"];
     /**
      * SessionExport
      * @description A whole conversation: every stored message with its tool calls and results, in order. Secrets the daemon holds (keys, share tokens) are never added; what tools printed is included as stored.
@@ -1062,6 +1418,20 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+    };
+    /**
+     * SessionUpdateEvent
+     * @description A session's summary changed
+     */
+    SessionUpdateEvent: {
+      /** @constant */
+      type: "session_update";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      session: components["schemas"]["SessionSummary"];
+      [key: string]: unknown;
     };
     /** SessionUsage */
     SessionUsage: {
@@ -1160,6 +1530,66 @@ export interface components {
       /** @description The private key, PEM or OpenSSH format. Stored with mode 0600; never returned or logged */
       key: string;
     };
+    /**
+     * StatusEvent
+     * @description The turn status; the first frame of a session stream is the present state (mode, pending decisions, lastSeq)
+     */
+    StatusEvent: {
+      /** @constant */
+      type: "status";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      status: "idle" | "running" | "error";
+      startedAt?: number;
+      mode?: string;
+      lastSeq?: number;
+      question?: unknown;
+      planTransition?: unknown;
+      pendingConfirmations?: unknown[];
+      projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+      [key: string]: unknown;
+    };
+    /**
+     * SteeringInjectedEvent
+     * @description Steering messages joined the running turn
+     */
+    SteeringInjectedEvent: {
+      /** @constant */
+      type: "steering_injected";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      messages: {
+          role: string;
+          /** @description Text or content parts */
+          content: unknown;
+          clientMessageId?: string;
+          /** @description The stored message's number */
+          seq: number;
+          [key: string]: unknown;
+        }[];
+      [key: string]: unknown;
+    };
+    /**
+     * SubagentProgressEvent
+     * @description A sub-agent made a model call
+     */
+    SubagentProgressEvent: {
+      /** @constant */
+      type: "subagent_progress";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      toolCallId?: string;
+      description?: string;
+      call: number;
+      toolCalls: string[];
+      [key: string]: unknown;
+    };
     /** Suggestion */
     Suggestion: {
       /** @description The completed composer text */
@@ -1175,12 +1605,179 @@ export interface components {
       /** @description Colour map; built-in themes set every key: gradient, user, agent, tool, persona, accent, success, warning, error, muted, bg, bgSurface, bgRaised, bgHover, border, borderActive */
       colors: Record<string, never>;
     };
+    /**
+     * ThinkingEvent
+     * @description A reasoning delta (not persisted)
+     */
+    ThinkingEvent: {
+      /** @constant */
+      type: "thinking";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      text: string;
+      [key: string]: unknown;
+    };
+    /**
+     * TodoGateEvent
+     * @description The turn was kept going because todos are open
+     */
+    TodoGateEvent: {
+      /** @constant */
+      type: "todo_gate";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      nudge: number;
+      maxNudges: number;
+      openTodos: unknown[];
+      [key: string]: unknown;
+    };
+    /**
+     * TodosUpdatedEvent
+     * @description The session's todo list changed
+     */
+    TodosUpdatedEvent: {
+      /** @constant */
+      type: "todos_updated";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      todos: unknown[];
+      [key: string]: unknown;
+    };
+    /**
+     * TokenEvent
+     * @description A content delta (not persisted)
+     */
+    TokenEvent: {
+      /** @constant */
+      type: "token";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      text: string;
+      [key: string]: unknown;
+    };
+    /**
+     * ToolEndEvent
+     * @description A tool call ended
+     */
+    ToolEndEvent: {
+      /** @constant */
+      type: "tool_end";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      id: string;
+      name: string;
+      status: "ok" | "error";
+      result: {
+        content: string;
+        isError?: boolean;
+        error?: {
+          code: string;
+          retryable: boolean;
+          suggestedFix?: string;
+          [key: string]: unknown;
+        };
+        imageCount?: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
+    /**
+     * ToolOutputEvent
+     * @description Output of a running command (throttled)
+     */
+    ToolOutputEvent: {
+      /** @constant */
+      type: "tool_output";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      toolCallId: string;
+      text: string;
+      [key: string]: unknown;
+    };
+    /**
+     * ToolStartEvent
+     * @description A tool call starts
+     */
+    ToolStartEvent: {
+      /** @constant */
+      type: "tool_start";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      id: string;
+      name: string;
+      /** @description The call's JSON arguments */
+      args: string;
+      /** @constant */
+      status?: "running";
+      [key: string]: unknown;
+    };
     /** TurnAccepted */
     TurnAccepted: {
       /** @constant */
       ok: true;
       /** @description started: a new turn; steered: injected into the running turn; queued: runs after it; duplicate: clientMessageId already accepted */
       status: "started" | "steered" | "queued" | "duplicate";
+    };
+    /**
+     * TurnEndEvent
+     * @description A model call round ended
+     */
+    TurnEndEvent: {
+      /** @constant */
+      type: "turn_end";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      toolResults: unknown[];
+      [key: string]: unknown;
+    };
+    /**
+     * TurnMetaEvent
+     * @description What served the turn (before end)
+     */
+    TurnMetaEvent: {
+      /** @constant */
+      type: "turn_meta";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      model: string;
+      provider?: string;
+      totalMs: number;
+      [key: string]: unknown;
+    };
+    /**
+     * UndoEvent
+     * @description The last turn was undone
+     */
+    UndoEvent: {
+      /** @constant */
+      type: "undo";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      fromSeq: number;
+      filesRestored: boolean;
+      restored: string[];
+      removed: string[];
+      [key: string]: unknown;
     };
     /** UploadedAttachment */
     UploadedAttachment: {
@@ -1191,13 +1788,50 @@ export interface components {
       size: number;
       mimeType: string;
     };
-    /** WebEvent */
-    WebEvent: {
-      /** @description Event kind: token, thinking, tool_start, tool_end, usage, turn_end, end, ... */
-      type: string;
+    /**
+     * UsageEvent
+     * @description Token usage of one model call
+     */
+    UsageEvent: {
+      /** @constant */
+      type: "usage";
+      /** @description The session (added by the event log) */
       sessionId?: string;
-      /** @description Per-session sequence number (also the SSE id) */
+      /** @description The frame's own sequence number (also the SSE id) */
       seq?: number;
+      usage: {
+        promptTokens: number;
+        completionTokens: number;
+        totalTokens: number;
+        cacheReadTokens?: number;
+        [key: string]: unknown;
+      };
+      generationMs: number;
+      ttftMs?: number;
+      /** @description Tokens, what compaction measures against */
+      contextWindow: number;
+      [key: string]: unknown;
+    };
+    /**
+     * UserMessageEvent
+     * @description A chat message that starts a turn
+     */
+    UserMessageEvent: {
+      /** @constant */
+      type: "user_message";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      message: {
+        role: string;
+        /** @description Text or content parts */
+        content: unknown;
+        clientMessageId?: string;
+        /** @description The stored message's number */
+        seq: number;
+        [key: string]: unknown;
+      };
       [key: string]: unknown;
     };
     /** WorkingTreeDiff */
@@ -2646,6 +3280,8 @@ export interface operations {
       query?: {
         /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
         token?: string;
+        /** @description Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed */
+        lastEventId?: string;
       };
       path: {
         /** @description Session id */
@@ -2653,10 +3289,10 @@ export interface operations {
       };
     };
     responses: {
-      /** @description text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`) */
+      /** @description text/event-stream of SessionEvent frames (`id: <seq>` + one-line JSON `data:`; each frame is one of `#/components/schemas/SessionEvent`, discriminated by `type`) */
       200: {
         content: {
-          "text/event-stream": components["schemas"]["WebEvent"];
+          "text/event-stream": components["schemas"]["SessionEvent"];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
@@ -4097,13 +4733,15 @@ export interface operations {
       query?: {
         /** @description The access token, for clients that cannot send an Authorization header (EventSource); loopback peers only */
         token?: string;
+        /** @description Resume after this event, like the Last-Event-ID header (which wins when both are sent): a client that read the session (its lastSeq) opens the stream from there, so nothing between the read and the stream is missed */
+        lastEventId?: string;
       };
     };
     responses: {
-      /** @description text/event-stream of WebEvent frames (`id: <seq>` + one-line JSON `data:`) */
+      /** @description text/event-stream of SessionEvent frames (`id: <seq>` + one-line JSON `data:`; each frame is one of `#/components/schemas/SessionEvent`, discriminated by `type`) */
       200: {
         content: {
-          "text/event-stream": components["schemas"]["WebEvent"];
+          "text/event-stream": components["schemas"]["SessionEvent"];
         };
       };
       /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */

@@ -167,8 +167,11 @@ export class SessionState {
 
   private connect(): void {
     if (this.closed) return;
-    // The browser's EventSource sends the cookie and resumes with Last-Event-ID on its own.
-    const es = new EventSource(`/api/v1/sessions/${encodeURIComponent(this.id)}/events`);
+    // The browser's EventSource sends the cookie and resumes with Last-Event-ID on its own; the first connection
+    // starts where the session was read (its lastSeq), so nothing between the read and the stream is missed.
+    const from = this.info.value?.lastSeq;
+    const query = from === undefined ? "" : `?lastEventId=${from}`;
+    const es = new EventSource(`/api/v1/sessions/${encodeURIComponent(this.id)}/events${query}`);
     this.es = es;
     es.onopen = () => {
       this.connected.value = true;

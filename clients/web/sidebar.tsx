@@ -22,7 +22,7 @@ function followSessions(): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const es = new EventSource("/api/v1/sessions/events");
   es.onmessage = (m) => {
-    const e = JSON.parse(m.data as string) as { type: string; sessionId?: string };
+    const e = JSON.parse(m.data as string) as Schemas["SessionEvent"];
     if (e.type === "connected" || e.type.startsWith("session_") || e.type === "status") {
       clearTimeout(timer);
       timer = setTimeout(() => void loadSessions().catch(() => undefined), 150);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { EditorFs } from "../contributions.js";
 import { ApiError } from "../errors.js";
+import type { SessionEvent } from "../events.js";
 
 /** How long a tool waits for the editor before it treats the editor as gone and uses the disk. */
 export const EDITOR_TIMEOUT_MS = 30_000;
@@ -31,7 +32,7 @@ export class EditorFsBroker {
   private readonly resolved: string[] = [];
 
   constructor(
-    private readonly publish: (sessionId: string, event: { type: string; [k: string]: unknown }) => void,
+    private readonly publish: (sessionId: string, event: SessionEvent) => void,
     private readonly timeoutMs = EDITOR_TIMEOUT_MS,
   ) {}
 

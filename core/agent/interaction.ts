@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConfirmationRequest, Question, QuestionAnswer } from "../contributions.js";
 import { ApiError } from "../errors.js";
+import type { SessionEvent } from "../events.js";
 
 export interface PendingConfirmation extends ConfirmationRequest {
   id: string;
@@ -33,7 +34,7 @@ export class SessionInteractions {
   private question: QuestionWaiter | undefined;
 
   constructor(
-    private readonly publish: (event: { type: string; [k: string]: unknown }) => void,
+    private readonly publish: (event: SessionEvent) => void,
     private readonly timeoutMs: () => number,
   ) {}
 

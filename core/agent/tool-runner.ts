@@ -1,5 +1,5 @@
 import type { Question, ToolContext, ToolDefinition, ToolResult } from "../contributions.js";
-import type { SessionEvent } from "../events.js";
+import type { SessionEvent, SessionEventOf } from "../events.js";
 import type { SessionRecord, StoredMessage } from "../session-types.js";
 import { abortedResult } from "../tools.js";
 import { dispatchToolCalls, type PendingCall, resultForModel } from "./dispatch.js";
@@ -64,7 +64,7 @@ export async function runTools(
         ...(result.meta ? { toolMeta: result.meta } : {}),
       },
     });
-    const wire: Record<string, unknown> = { content: result.content };
+    const wire: SessionEventOf<"tool_end">["result"] = { content: result.content };
     if (result.isError) wire.isError = true;
     if (result.error) wire.error = result.error;
     if (result.images?.length) wire.imageCount = result.images.length;
@@ -84,7 +84,8 @@ export async function runTools(
     plansDir: plansDirOf(rec),
     permissionMode,
     signal,
-    emit: (e) => emit({ ...e, toolCallId: call.id }),
+    // Tools emit their own progress events (tool_output, subagent_progress); the schema test checks them on the wire.
+    emit: (e) => emit({ ...e, toolCallId: call.id } as SessionEvent),
     confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
     ask: (questions: Question[]) => interactions.ask(questions, signal),
     editor: editors.forTool(rec.id, signal),

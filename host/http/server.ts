@@ -284,13 +284,11 @@ function send(
       res.end();
       return;
     }
-    const last = req.headers["last-event-id"];
-    const stream = new HttpSseStream(
-      res,
-      typeof last === "string" ? last : undefined,
-      opts.sseQueueBytes,
-      API_VERSION_HEADERS,
-    );
+    const header = req.headers["last-event-id"];
+    // The header (sent by a reconnecting EventSource) wins over the query (a first connection's resume point).
+    const queried = (req as { query?: { lastEventId?: unknown } }).query?.lastEventId;
+    const last = typeof header === "string" ? header : typeof queried === "string" ? queried : undefined;
+    const stream = new HttpSseStream(res, last, opts.sseQueueBytes, API_VERSION_HEADERS);
     opts.hub.add(stream);
     result.sse(stream);
     return;

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { Capability } from "../../core/plugin.js";
 import { thirdPartySource } from "../plugin-sources.js";
@@ -21,17 +22,28 @@ export function pluginsDir(home: string): string {
   return join(home, "plugins");
 }
 
+/** This agentd's package folder (what `import "agentd"` in an installed plugin must reach). */
+const AGENTD_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/**
+ * Creates `<home>/plugins/package.json` when missing and makes `agentd` one of its dependencies, linked to this
+ * agentd (`file:`): installed plugins import the running daemon's SDK, and npm satisfies their `agentd` peer
+ * dependency with it instead of fetching the unrelated package of that name from the registry.
+ */
 function ensurePluginsProject(home: string): string {
   const dir = pluginsDir(home);
   mkdirSync(dir, { recursive: true });
   const pkg = join(dir, "package.json");
-  if (!existsSync(pkg)) {
-    const body = {
-      name: "agentd-plugins",
-      private: true,
-      description: "Plugins installed with `agentd plugin add` (managed by agentd; listed in the config's `plugins`)",
-      dependencies: {},
-    };
+  let body: { dependencies?: Record<string, string>; [k: string]: unknown } = {
+    name: "agentd-plugins",
+    private: true,
+    description: "Plugins installed with `agentd plugin add` (managed by agentd; listed in the config's `plugins`)",
+    dependencies: {},
+  };
+  if (existsSync(pkg)) body = JSON.parse(readFileSync(pkg, "utf8"));
+  const self = `file:${AGENTD_ROOT}`;
+  if (body.dependencies?.agentd !== self) {
+    body.dependencies = { ...body.dependencies, agentd: self };
     writeFileSync(pkg, `${JSON.stringify(body, null, 2)}\n`);
   }
   return dir;
@@ -84,8 +96,15 @@ export async function addPlugin(home: string, spec: string, opts: { yes?: boolea
   let name: string;
   if (isPathSpec(spec)) {
     target = resolve(spec);
-    if (!existsSync(join(target, "package.json"))) throw new Error(`${target} has no package.json`);
-    name = readPluginPackage(join(target, "package.json")).name;
+    if (!existsSync(target)) throw new Error(`${target} does not exist`);
+    if (statSync(target).isFile()) {
+      // A package tarball (`npm pack`): npm says which name it installed (below).
+      if (!/\.(tgz|tar\.gz)$/.test(target)) throw new Error(`${target} is neither a folder nor a .tgz package`);
+      name = basename(target);
+    } else {
+      if (!existsSync(join(target, "package.json"))) throw new Error(`${target} has no package.json`);
+      name = readPluginPackage(join(target, "package.json")).name;
+    }
   } else {
     name = packageNameOf(spec);
   }

@@ -6,6 +6,7 @@ import {
   dispatchToolCalls,
   type Provider,
   type Question,
+  type SessionEvent,
   type SessionMeta,
   type SessionRecord,
   T,
@@ -24,7 +25,7 @@ export interface AgentToolDeps {
   session(id: string): SessionRecord | undefined;
   /** Persists a meta change (merged) and returns the record. */
   setMeta(id: string, patch: Partial<SessionMeta>): void;
-  publish(id: string, event: { type: string; [k: string]: unknown }): void;
+  publish(id: string, event: SessionEvent): void;
   provider(rec: SessionRecord): Provider | undefined;
   tools(rec?: SessionRecord): ToolDefinition[];
   addSubagentUsage(id: string, tokens: number): void;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { appendFile, lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { appendFile, lstat, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ApiError, errorMessage, type Logger } from "../../core/index.js";
+import { ApiError, errorMessage, type Logger, writePrivateFileAsync } from "../../core/index.js";
 import { GitError, git, gitPaths, nulList } from "./git.js";
 
 export interface CheckpointOptions {
@@ -349,11 +349,7 @@ export class Checkpoints {
 
   private async writeState(sessionId: string, state: SessionState): Promise<void> {
     try {
-      const dir = join(this.dir(), sessionId);
-      await mkdir(dir, { recursive: true });
-      const file = join(dir, "state.json");
-      await writeFile(`${file}.tmp`, JSON.stringify(state));
-      await rename(`${file}.tmp`, file);
+      await writePrivateFileAsync(join(this.dir(), sessionId, "state.json"), JSON.stringify(state));
     } catch (err) {
       this.log.warn({ sessionId, err: errorMessage(err) }, "could not persist checkpoints");
     }

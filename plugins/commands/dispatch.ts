@@ -1,5 +1,6 @@
 import {
   ApiError,
+  type CommandResult,
   errorMessage,
   isApiError,
   type ProjectTrust,
@@ -43,7 +44,7 @@ function projectRootOf(env: CommandEnv, sessionId: string | undefined): string |
  * The wire shape: the readable text in `result` (a string outcome, or an object's `message` field), the rest of
  * an object in `data` (any other value is `data.value`).
  */
-export function toResponse(name: string, out: unknown): CommandResponse {
+export function toResponse(name: string, out: CommandResult): CommandResponse {
   let text = `/${name} done`;
   let data: Record<string, unknown> | undefined;
   if (typeof out === "string") text = out;

@@ -3,6 +3,7 @@ import {
   ApiError,
   defineRoute,
   MAX_SEQ,
+  type MessageImages,
   SessionIdParams,
   type SessionService,
   type SessionStore,
@@ -27,6 +28,11 @@ export function imageOf(msg: StoredMessage | undefined, idx: number): { mime: st
 function messageAt(store: SessionStore, sessionId: string, seq: number): StoredMessage | undefined {
   return store.historyPage(sessionId, 1, seq + 1).messages.find((m) => m.seq === seq);
 }
+
+/** Where {@link imageRoute} serves an image: what the files plugin provides as `MessageImagesToken`. */
+export const messageImages: MessageImages = {
+  path: (sessionId, seq, idx) => `/sessions/${encodeURIComponent(sessionId)}/image?seq=${seq}&idx=${idx}`,
+};
 
 export function imageRoute(sessions: () => SessionService, store: () => SessionStore): AnyRoute {
   return defineRoute({

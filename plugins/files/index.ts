@@ -3,13 +3,14 @@ import path from "node:path";
 import {
   definePlugin,
   HostInfoToken,
+  MessageImagesToken,
   SessionServiceToken,
   SessionStoreToken,
   type Static,
   T,
 } from "../../core/index.js";
 import { browseRoutes, resolveRoots } from "./browse.js";
-import { imageRoute } from "./image.js";
+import { imageRoute, messageImages } from "./image.js";
 import { inputsRoutes, removeSessionInputs } from "./inputs.js";
 import { sessionFsRoutes } from "./session-fs.js";
 
@@ -49,6 +50,7 @@ export default definePlugin({
     version: "1.0.0",
     description: "Session files, attachments, directory browsing and message images",
     requires: ["session-store"],
+    provides: [MessageImagesToken.id],
     capabilities: ["routes", "filesystem"],
     configSchema: FilesOptionsSchema,
   },
@@ -65,6 +67,8 @@ export default definePlugin({
       imageRoute(sessions, () => ctx.services.get(SessionStoreToken)),
     ];
     for (const r of routes) ctx.routes.add(r);
+    // Display code (GET /sessions/{id}, /history) links stored images here, without knowing this plugin's routes.
+    ctx.services.provide(MessageImagesToken, messageImages);
 
     ctx.events.on("session.deleted", ({ sessionId }) => {
       try {

@@ -5,6 +5,8 @@ import {
   defineRoute,
   HistoryPageFields,
   MAX_SEQ,
+  MessageImagesToken,
+  messageImageUrls,
   OkSchema,
   SessionIdParams,
   type SessionRecord,
@@ -97,6 +99,8 @@ export default definePlugin({
   },
   register(ctx) {
     const svc = (): SessionService => ctx.services.get(SessionServiceToken);
+    // Stored images link to whichever plugin serves them (the files plugin); without one they are left out.
+    const imageUrls = (apiBase: string) => messageImageUrls(ctx.services.tryGet(MessageImagesToken), apiBase);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
     const routes: AnyRoute[] = [
@@ -140,7 +144,7 @@ export default definePlugin({
         query: TurnsQuery,
         responses: { 200: SessionSchema },
         handler: ({ params, query, apiBase }) => ({
-          body: svc().view(params.id, query.turns ?? DEFAULT_HISTORY_TURNS, apiBase),
+          body: svc().view(params.id, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
         }),
       }),
       defineRoute({
@@ -153,7 +157,7 @@ export default definePlugin({
         query: HistoryQuery,
         responses: { 200: T.Object(HistoryPageFields, { title: "HistoryPage" }) },
         handler: ({ params, query, apiBase }) => ({
-          body: svc().history(params.id, query.before, query.turns ?? DEFAULT_HISTORY_TURNS, apiBase),
+          body: svc().history(params.id, query.before, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
         }),
       }),
       defineRoute({
@@ -195,7 +199,7 @@ export default definePlugin({
           const fork = svc().fork(params.id);
           return {
             status: 201,
-            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, apiBase) },
+            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
           };
         },
       }),
@@ -285,7 +289,7 @@ export default definePlugin({
         },
       }),
     ];
-    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken)));
+    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken), imageUrls));
     for (const r of routes) ctx.routes.add(r);
   },
 });

@@ -4,6 +4,7 @@ import {
   DEFAULT_HISTORY_TURNS,
   defineRoute,
   isApiError,
+  type MessageImageUrl,
   SessionIdParams,
   type SessionRecord,
   SessionSchema,
@@ -38,7 +39,11 @@ function fileName(rec: SessionRecord, ext: string): string {
 }
 
 /** GET /sessions/{id}/export and POST /sessions/import (additions to v1). */
-export function transferRoutes(svc: () => SessionService, store: () => SessionStore): AnyRoute[] {
+export function transferRoutes(
+  svc: () => SessionService,
+  store: () => SessionStore,
+  imageUrls: (apiBase: string) => MessageImageUrl | undefined,
+): AnyRoute[] {
   return [
     defineRoute({
       method: "GET",
@@ -113,7 +118,7 @@ export function transferRoutes(svc: () => SessionService, store: () => SessionSt
         svc().update(rec.id, { mode: doc.session.mode, meta });
         return {
           status: 201,
-          body: { id: rec.id, session: svc().view(rec.id, DEFAULT_HISTORY_TURNS, apiBase) },
+          body: { id: rec.id, session: svc().view(rec.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
         };
       },
     }),

@@ -70,8 +70,8 @@ export default definePlugin({
           const rec = store.findByShareToken(params.token);
           if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
           const page = store.historyPage(rec.id, options.maxTurns ?? 500);
-          // The image URLs this yields are only keys for inlining; the page never links to the API.
-          const messages = toDisplayMessages(page.messages, rec.id, "/api/v1");
+          // The image "URLs" are only keys for inlining (the page resolves them to the stored data, never links).
+          const messages = toDisplayMessages(page.messages, rec.id, (_id, seq, idx) => `?seq=${seq}&idx=${idx}`);
           const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;
           const html = renderSharePage({
             title: rec.title || "Shared session",

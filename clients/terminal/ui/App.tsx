@@ -188,6 +188,8 @@ export function App(props: AppProps) {
           timer ??= setTimeout(flush, FLUSH_MS);
         },
         {
+          // From where the session was read: what another client did in between is not missed.
+          lastEventId: s.lastSeq === undefined ? undefined : String(s.lastSeq),
           onState: (state) => {
             if (state === "reconnecting" && !wasDown) {
               wasDown = true;
