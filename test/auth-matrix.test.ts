@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { ATTACKS, runAuthMatrix } from "./stress/auth-matrix.js";
+import { ATTACKS, runAuthMatrix } from "./support/stress/auth-matrix.js";
 
 /**
  * The auth matrix: every operation of the served OpenAPI document (plugin routes included) × every way of asking

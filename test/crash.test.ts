@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { runCrashCycles } from "./stress/crash.js";
-import { runSeed } from "./stress/rng.js";
+import { runCrashCycles } from "./support/stress/crash.js";
+import { runSeed } from "./support/stress/rng.js";
 
 /** The short crash suite (`npm run stress` runs 100 cycles): one SIGKILL at each kind of point, then checks. */
 describe("stress (short): SIGKILL during turns, restart, nothing lost", function () {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { runFuzz } from "./stress/fuzz.js";
-import { runSeed } from "./stress/rng.js";
+import { runFuzz } from "./support/stress/fuzz.js";
+import { runSeed } from "./support/stress/rng.js";
 
 /** The short fuzz suite (`npm run stress` sends 100,000 requests). */
 describe("stress (short): requests generated from the served OpenAPI document", function () {

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { runRaces } from "./stress/races.js";
+import { runRaces } from "./support/stress/races.js";
 
 /** The short race suite (`npm run stress` runs many more rounds): symlink and directory swaps vs every file op. */
 describe("stress (short): symlink and directory swaps during file routes and tools", function () {

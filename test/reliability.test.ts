@@ -3,8 +3,8 @@ import { EventBus, emptyUsage, SessionEventLog, silentLogger } from "../core/ind
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
-import { rawRequest } from "./stress/http.js";
-import { deref, operations } from "./stress/openapi-ops.js";
+import { rawRequest } from "./support/stress/http.js";
+import { deref, operations } from "./support/stress/openapi-ops.js";
 
 /** The defects the reliability audit found (issue 14), each checked black-box against the real daemon. */
 describe("reliability: defects found by fuzzing and stress", function () {

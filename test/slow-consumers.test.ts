@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { runSlowConsumers } from "./stress/slow.js";
+import { runSlowConsumers } from "./support/stress/slow.js";
 
 /** The short slow-consumer suite (`npm run stress` runs 50 clients and a 6 MB answer). */
 describe("stress (short): stalled SSE clients during a large turn", function () {

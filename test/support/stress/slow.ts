@@ -1,8 +1,8 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { get, type IncomingMessage } from "node:http";
 import { join } from "node:path";
-import { makeTempHome, spawnDaemon } from "../../testing/daemon.js";
-import { startFakeProvider, tokens } from "../../testing/fake-provider.js";
+import { makeTempHome, spawnDaemon } from "../../../testing/daemon.js";
+import { startFakeProvider, tokens } from "../../../testing/fake-provider.js";
 
 /**
  * A counting SSE consumer: keeps only each frame's id and type (a stalled client of a 6 MB message must not cost

@@ -2,8 +2,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
-import { makeTempHome, spawnDaemon } from "../../testing/daemon.js";
-import { startFakeProvider } from "../../testing/fake-provider.js";
+import { makeTempHome, spawnDaemon } from "../../../testing/daemon.js";
+import { startFakeProvider } from "../../../testing/fake-provider.js";
 import { rawRequest } from "./http.js";
 import { deref, fillPath, type Json, type Operation, operations } from "./openapi-ops.js";
 

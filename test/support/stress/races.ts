@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ToolContext } from "../../core/index.js";
-import { createFsTools } from "../../plugins/tools-fs/index.js";
-import { makeTempHome, startTestDaemon } from "../../testing/daemon.js";
-import { makeToolContext } from "../../testing/plugin-harness.js";
+import type { ToolContext } from "../../../core/index.js";
+import { createFsTools } from "../../../plugins/tools-fs/index.js";
+import { makeTempHome, startTestDaemon } from "../../../testing/daemon.js";
+import { makeToolContext } from "../../../testing/plugin-harness.js";
 
 const SECRET = "OUTSIDE-SECRET";
 const OUTSIDE_NAME = "outside-only-name.txt";

@@ -3,7 +3,7 @@
  * figures as JSON and exits non-zero when one fails its promise. `npm run stress -- fuzz crash` runs only those;
  * STRESS_SEED replays a run.
  */
-import { startTestDaemon } from "../../testing/daemon.js";
+import { startTestDaemon } from "../../../testing/daemon.js";
 import { runAuthMatrix } from "./auth-matrix.js";
 import { runCrashCycles } from "./crash.js";
 import { runFuzz } from "./fuzz.js";

@@ -2,9 +2,9 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { expect } from "chai";
-import { type DaemonProcess, makeTempHome, spawnDaemon } from "../../testing/daemon.js";
-import { type ChatRequestBody, type FakeProvider, startFakeProvider, turn } from "../../testing/fake-provider.js";
-import type { SseClient } from "../../testing/sse.js";
+import { type DaemonProcess, makeTempHome, spawnDaemon } from "../../../testing/daemon.js";
+import { type ChatRequestBody, type FakeProvider, startFakeProvider, turn } from "../../../testing/fake-provider.js";
+import type { SseClient } from "../../../testing/sse.js";
 import { type Rng, seededRng } from "./rng.js";
 
 /** Where a cycle kills the daemon. */
