@@ -19,8 +19,6 @@ import { seedHistory } from "./ttft.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 const RELAY = fileURLToPath(new URL("./lib/relay.js", import.meta.url));
-/** `npm run build:bundle` (run by `npm run bench`); measured only when present. */
-const BUNDLE = fileURLToPath(new URL("../host/main.bundle.js", import.meta.url));
 const LONG = 2000;
 const LONG_TURNS = 20;
 const SHORT = 100;
@@ -56,23 +54,8 @@ export interface ProcessResult {
   runs: number;
   relay: RunFigures[];
   daemon: RunFigures[];
-  /** Cold start and idle RSS of the bundled build (`dist/host/main.bundle.js`), when it was built. */
-  bundled: Array<{ coldMs: number; rssIdle: number }>;
-}
-
-async function bundledColdStart(): Promise<{ coldMs: number; rssIdle: number }> {
-  const home = tempDir("agentd-bench-bundle-");
-  const { child, ms } = await spawnReady(
-    [BUNDLE, "serve", "--port", "0", "--home", home],
-    cleanEnv({}),
-    join(home, "server.json"),
-  );
-  try {
-    await sleep(300);
-    return { coldMs: ms, rssIdle: rssOf(child.pid as number) };
-  } finally {
-    await stopChild(child);
-  }
+  /** Whether `agentd serve` ran the bundle (dist/bundle, `npm run build`) or the compiled modules (a bare tsc). */
+  bundled: boolean;
 }
 
 interface Stream {
@@ -368,7 +351,10 @@ async function directReplayLong(provider: WorkerRpc, url: string, n: number): Pr
 /** `runs` fresh relays and `runs` fresh daemons, alternating. */
 export async function processBench(cwd: string, runs: number): Promise<ProcessResult> {
   const provider = new WorkerRpc(new URL("./lib/provider-worker.js", import.meta.url));
-  const out: ProcessResult = { runs, relay: [], daemon: [], bundled: [] };
+  const bundled = /from "\.\/chunk-/.test(
+    readFileSync(fileURLToPath(new URL("../bundle/daemon.js", import.meta.url)), "utf8"),
+  );
+  const out: ProcessResult = { runs, relay: [], daemon: [], bundled };
   try {
     const url = await provider.call<string>("start");
     // Warm the provider and the client side once.
@@ -376,7 +362,6 @@ export async function processBench(cwd: string, runs: number): Promise<ProcessRe
     for (let i = 0; i < runs; i++) {
       out.relay.push(await oneRun(provider, url, "relay", cwd));
       out.daemon.push(await oneRun(provider, url, "daemon", cwd));
-      if (existsSync(BUNDLE)) out.bundled.push(await bundledColdStart());
     }
     return out;
   } finally {

@@ -58,9 +58,10 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGHUP", () => daemon?.reloadToken());
-  const { ConfigError } = await import("./config.js");
-  const { DaemonStartError, startDaemon } = await import("./daemon.js");
-  const { FatalPluginError } = await import("./loader.js");
+  // The bundled daemon after `npm run build`, its modules after a bare tsc (bundle/daemon.ts).
+  const { ConfigError, DaemonStartError, FatalPluginError, loginLink, startDaemon } = await import(
+    "../bundle/daemon.js"
+  );
   try {
     daemon = await startDaemon({ home: opts.home, host: opts.host, port: opts.port, foreground: true });
   } catch (err) {
@@ -72,7 +73,6 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   }
   process.stdout.write(`agentd ${VERSION} listening on ${daemon.url} (home ${daemon.home})\n`);
   // Printed, never logged: the link signs a browser in once, within a few minutes (`agentd open` mints another).
-  const { loginLink } = await import("./http/auth.js");
   const info = readServerInfo(daemon.home);
   if (info) process.stdout.write(`Open the web UI: ${loginLink(daemon.url, info.token)}\n`);
   if (pending) {

@@ -1,26 +1,62 @@
 /**
- * `npm run build:bundle`: the daemon and its CLI as one ES module file, `dist/host/main.bundle.js` (opt-in; the
- * default entry stays `dist/host/main.js`). Cold start is mostly module loading (typebox alone is ~270 modules);
- * one file halves it. better-sqlite3 (native) and what the code loads through `createRequire` (express, ajv, ...)
- * stay in node_modules, resolved from dist/host like the unbundled build. Third-party plugins that import `agentd`
- * get the unbundled core next to the bundle's own copy (see docs/benchmarks.md).
+ * Part of `npm run build`, after tsc: the daemon and the plugin SDK as one ES module bundle with code splitting, in
+ * `dist/bundle/`. Its three entry points are the files tsc compiled from `bundle/*.ts` (plain re-exports of the
+ * modules), overwritten in place:
+ * - `daemon.js`: what `agentd serve` loads (host/main.ts);
+ * - `sdk.js`: the `agentd` package export (package.json "exports"), what a third-party plugin imports;
+ * - `testing.js`: the `agentd/testing` export.
+ * Code the entries share goes into shared chunks that every entry imports, so a plugin that imports `agentd` next
+ * to the bundled daemon gets the daemon's own modules (one instance of every class and token), and dynamic imports
+ * (the openai and MCP SDKs, ...) stay lazy, each in its own chunk. Cold start is mostly module loading (typebox
+ * alone is ~270 modules): the bundle loads a few files instead of ~600 (docs/benchmarks.md, issue 16).
+ * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
+ * together: never a stale bundle next to fresh modules. better-sqlite3 (native) and what the code loads through
+ * `createRequire` (express, ajv, ...) stay in node_modules. The chunks sit one level under dist/ like every
+ * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { build } from "esbuild";
 
-const outfile = new URL("../host/main.bundle.js", import.meta.url).pathname;
+const outdir = new URL("../bundle", import.meta.url).pathname;
+const sources = new URL("../../bundle", import.meta.url).pathname;
+const ENTRIES = ["daemon", "sdk", "testing"];
+
+// The chunks and maps of an earlier bundle (names carry a hash); tsc's declarations stay.
+for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts")) rmSync(join(outdir, f));
+
 await build({
-  entryPoints: [new URL("../host/main.js", import.meta.url).pathname],
-  outfile,
+  // Each entry is its source in bundle/ (export statements only), resolved from dist/bundle: the compiled modules.
+  // Read from the source, not the compiled entry, so building twice in a row works.
+  entryPoints: Object.fromEntries(ENTRIES.map((e) => [e, `entry:${e}`])),
+  plugins: [
+    {
+      name: "entries",
+      setup(b) {
+        b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice(6), namespace: "entry" }));
+        b.onLoad({ filter: /.*/, namespace: "entry" }, (args) => ({
+          contents: readFileSync(join(sources, `${args.path}.ts`), "utf8"),
+          loader: "ts",
+          resolveDir: outdir,
+        }));
+      },
+    },
+  ],
+  outdir,
+  allowOverwrite: true,
   bundle: true,
+  splitting: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  // The clients (terminal, ACP) are not the daemon: they stay separate modules, loaded only by their commands.
-  external: ["better-sqlite3", "../clients/*"],
+  sourcemap: true,
+  // Native; cosmiconfig (CommonJS, imported dynamically: a split chunk would give it only a default export; loaded
+  // only when a config file exists); the clients (terminal, ACP): not the daemon, loaded only by their commands.
+  external: ["better-sqlite3", "cosmiconfig", "../clients/*"],
   // CommonJS dependencies inside an ES module bundle need a `require`.
   banner: {
     js: 'import { createRequire as __agentdCreateRequire } from "node:module"; const require = __agentdCreateRequire(import.meta.url);',
   },
   logLevel: "warning",
 });
-console.log(`wrote ${outfile}`);
+console.log(`wrote ${outdir}`);

@@ -1,57 +1,100 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { ApiClient, makeTempHome } from "../testing/daemon.js";
+import { type DaemonProcess, makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.js";
 
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUNDLER = fileURLToPath(new URL("../scripts/bundle.js", import.meta.url));
-const BUNDLE = fileURLToPath(new URL("../host/main.bundle.js", import.meta.url));
+const BUNDLE_DIR = fileURLToPath(new URL("../bundle/", import.meta.url));
 
-async function waitForFile(file: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!existsSync(file)) {
-    if (child.exitCode !== null) throw new Error(`bundled daemon exited: ${stderr()}`);
-    if (Date.now() > deadline) throw new Error(`bundled daemon not ready: ${stderr()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/**
+ * A third-party plugin in its own folder: `agentd` is its dependency (node_modules/agentd links to this package, as
+ * `agentd plugin install` does), so `import "agentd"` goes through package.json "exports". Its route reports whether
+ * the daemon's event bus is an instance of the `EventBus` class it imported: only true if both run the same modules.
+ */
+function writeProbePlugin(dir: string): void {
+  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  symlinkSync(ROOT, join(dir, "node_modules", "agentd"), "dir");
+  const manifest = { id: "probe", version: "1.0.0", description: "identity probe", capabilities: ["routes"] };
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "agentd-probe", version: "1.0.0", type: "module", main: "index.js", agentd: manifest }),
+  );
+  writeFileSync(
+    join(dir, "index.js"),
+    `import { definePlugin, defineRoute, defineTool, EventBus, EventBusToken, ToolRegistryToken, T } from "agentd";
+export default definePlugin({
+  manifest: ${JSON.stringify(manifest)},
+  register(ctx) {
+    ctx.tools.add(defineTool({
+      name: "probe",
+      description: "answers probed",
+      parameters: T.Object({}),
+      readOnly: true,
+      execute: async () => ({ content: "probed" }),
+    }));
+    ctx.routes.add(defineRoute({
+      method: "GET",
+      path: "/identity",
+      operationId: "identity",
+      summary: "which modules the plugin shares with the daemon",
+      responses: { 200: T.Object({ sdk: T.String(), sameBus: T.Boolean(), tools: T.Array(T.String()) }) },
+      handler: () => {
+        const tools = ctx.services.get(ToolRegistryToken);
+        return { body: {
+          sdk: import.meta.resolve("agentd"),
+          sameBus: ctx.services.get(EventBusToken) instanceof EventBus,
+          tools: tools.list().map((t) => t.name),
+        } };
+      },
+    }));
+  },
+});
+`,
+  );
 }
 
-describe("bundled build (npm run build:bundle)", () => {
+describe("bundled build (npm run build: dist/bundle)", () => {
   let fake: FakeProvider;
-  let child: ChildProcess | undefined;
+  let daemon: DaemonProcess | undefined;
+  let home: string;
   before(async () => {
+    // What `npm run build` does after tsc (a focused run after a bare tsc has the re-exports instead).
     await promisify(execFile)(process.execPath, [BUNDLER]);
     fake = await startFakeProvider();
+    home = makeTempHome();
+    const plugin = join(home, "probe-plugin");
+    writeProbePlugin(plugin);
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ plugins: [plugin], pluginCapabilities: { probe: ["routes"] } }),
+    );
+    daemon = await spawnDaemon(home, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: "k", AGENTD_MODEL: "fake-model" });
   });
   after(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child?.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
+    if (daemon && daemon.child.exitCode === null) {
+      daemon.child.kill("SIGTERM");
+      await daemon.exited;
     }
-    await fake.close();
+    await fake?.close();
+    if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  it("serves the API and streams a turn from the provider to an SSE client", async () => {
-    const home = makeTempHome();
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (!k.startsWith("AGENTD_") && !k.startsWith("OPENAI_")) env[k] = v;
-    Object.assign(env, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: "k", AGENTD_MODEL: "fake-model" });
-    let stderr = "";
-    child = spawn(process.execPath, [BUNDLE, "serve", "--port", "0", "--home", home], {
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    await waitForFile(join(home, "server.json"), child, () => stderr);
-    const info = JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as { url: string; token: string };
-    const api = new ApiClient(info.url, info.token);
+  it("replaces the compiled entry points with the bundle's, which share chunks", () => {
+    for (const entry of ["daemon", "sdk", "testing"]) {
+      const text = readFileSync(join(BUNDLE_DIR, `${entry}.js`), "utf8");
+      expect(text, entry).to.match(/from "\.\/chunk-[A-Z0-9]+\.js"/);
+      expect(text, entry).to.not.match(/from "\.\.\//);
+    }
+  });
+
+  it("runs under `agentd serve` and streams a turn from the provider to an SSE client", async () => {
+    const api = daemon?.client;
+    if (!api) throw new Error("no daemon");
     const id = await api.createSession({ cwd: home });
     const sse = await api.sse(`/sessions/${id}/events`);
     await sse.waitForType("status");
@@ -70,10 +113,41 @@ describe("bundled build (npm run build:bundle)", () => {
     expect(bad.status).to.equal(400);
     expect(bad.body).to.have.property("error");
   });
+
+  it("gives a plugin that imports `agentd` the daemon's own modules: its tool and route work, one instance", async () => {
+    const api = daemon?.client;
+    if (!api) throw new Error("no daemon");
+    const res = await api.get("/plugins/probe/identity");
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.sameBus).to.equal(true);
+    expect(res.body.sdk).to.equal(pathToFileURL(join(BUNDLE_DIR, "sdk.js")).href);
+    expect(res.body.tools).to.include("probe");
+    expect((await api.get("/plugins/probe/identity", { auth: false })).status).to.equal(401);
+  });
+});
+
+describe("the test process (mocha, the agentd-modules condition of .mocharc.json)", () => {
+  it("gives a plugin that imports `agentd` the compiled modules the in-process daemon runs, one instance", async function () {
+    // `npx mocha --no-config` leaves the condition out: plugins then get the bundle next to the compiled modules.
+    if (!process.execArgv.some((a) => a.includes("agentd-modules"))) this.skip();
+    const home = makeTempHome();
+    const plugin = join(home, "probe-plugin");
+    writeProbePlugin(plugin);
+    const d = await startTestDaemon({ home, config: { plugins: [plugin], pluginCapabilities: { probe: ["routes"] } } });
+    try {
+      const res = await d.get("/plugins/probe/identity");
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.sdk).to.equal(pathToFileURL(join(ROOT, "dist/core/index.js")).href);
+      expect(res.body.sameBus).to.equal(true);
+      expect(res.body.tools).to.include("probe");
+    } finally {
+      await d.cleanup();
+    }
+  });
 });
 
 describe("ApiError across module copies", () => {
-  it("is recognised when thrown by another copy of core (a plugin importing agentd next to a bundled daemon)", async () => {
+  it("is recognised when thrown by another copy of core", async () => {
     const own = await import("../core/errors.js");
     // A query string loads a second, separate instance of the same module.
     const other = (await import(`../core/errors.js?copy=${Date.now()}`)) as typeof own;

@@ -31,7 +31,7 @@ const TYPES: Record<string, string> = {
   ".woff2": "font/woff2",
 };
 
-/** dist/web, seen from dist/plugins/web-ui/index.js or from the one-file bundle dist/host/main.bundle.js. */
+/** dist/web, seen from dist/plugins/web-ui/index.js or from a chunk of the bundle in dist/bundle/. */
 const WEB_DIR =
   [join(import.meta.dirname, "../../web"), join(import.meta.dirname, "../web")].find((d) =>
     existsSync(join(d, "manifest.json")),
