@@ -147,6 +147,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     }
   }
   sources.push(...(opts.extraPlugins ?? []));
+  const builtinIds = new Set(sources.filter((s) => s.origin === "builtin").map((s) => s.manifest.id));
 
   let projectPlugins: ProjectPlugins | undefined;
   const hub = new SseHub();
@@ -214,6 +215,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     sseQueueBytes: cfg.server?.sseQueueBytes ?? 1024 * 1024,
     validateResponses: opts.validateResponses ?? env.AGENTD_VALIDATE_RESPONSES === "1",
     version: VERSION,
+    knownGoodSchemas: (owner) => owner === "host" || builtinIds.has(owner),
   });
   server = createServer({ keepAliveTimeout: 5000 }, app);
   server.on("clientError", (_err, socket) => {

@@ -24,6 +24,8 @@ export interface HttpOptions {
   /** Check every JSON response against its declared schema (tests turn this on to catch drift). */
   validateResponses: boolean;
   version: string;
+  /** Whether a route owner's schemas are known-good (the host's, built-in plugins'): not checked against the meta-schema. */
+  knownGoodSchemas?: (owner: string) => boolean;
 }
 
 const SECURITY_HEADERS = {
@@ -40,19 +42,27 @@ const SECURITY_HEADERS = {
  */
 export function createApp(opts: HttpOptions): AppListener {
   let app: express.Express | undefined;
+  let arrived: () => void = () => {};
+  const firstRequest = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    app ??= buildApp(opts);
+    if (!app) {
+      app = buildApp(opts);
+      arrived();
+    }
     app(req, res);
   };
   return Object.assign(listener, {
+    firstRequest,
     async warm() {
       app ??= buildApp(opts);
       warmValidators();
       // The routes every client calls first (create, list, open, events, chat); one per macrotask.
-      for (const route of opts.routes.list()) {
-        if (!FIRST_ROUTES.has(`${route.method} ${route.path}`)) continue;
+      for (const entry of opts.routes.entries()) {
+        if (!FIRST_ROUTES.has(`${entry.item.method} ${entry.item.path}`)) continue;
         await new Promise<void>((resolve) => setImmediate(resolve));
-        compiledFor(route, opts.validateResponses);
+        compiledFor(entry, opts);
       }
     },
   });
@@ -77,16 +87,19 @@ export type AppListener = ((req: IncomingMessage, res: ServerResponse) => void) 
    * MiB for routes that may never be called.
    */
   warm(): Promise<void>;
+  /** Resolves once the first request has arrived (the express app is built for it). */
+  readonly firstRequest: Promise<void>;
 };
 
 /** Compiled validators per route object (route objects of built-in plugins are shared by daemons in one process). */
 const compiledCache = [new WeakMap<AnyRoute, CompiledValidators>(), new WeakMap<AnyRoute, CompiledValidators>()];
 
-function compiledFor(route: AnyRoute, withResponses: boolean): CompiledValidators {
-  const cache = compiledCache[withResponses ? 1 : 0] as WeakMap<AnyRoute, CompiledValidators>;
+function compiledFor(entry: Owned<AnyRoute>, opts: HttpOptions): CompiledValidators {
+  const route = entry.item;
+  const cache = compiledCache[opts.validateResponses ? 1 : 0] as WeakMap<AnyRoute, CompiledValidators>;
   let c = cache.get(route);
   if (!c) {
-    c = compileRoute(route, withResponses);
+    c = compileRoute(route, opts.validateResponses, !opts.knownGoodSchemas?.(entry.owner));
     cache.set(route, c);
   }
   return c;
@@ -207,7 +220,7 @@ function buildRouter(opts: HttpOptions): express.Router {
       (route.page ? "" : API_PREFIX) + route.path,
       async (req: Request, res: Response, next: NextFunction) => {
         try {
-          await handle(route, compiledFor(route, opts.validateResponses), parse, opts, req, res, queryToken);
+          await handle(route, compiledFor(entry, opts), parse, opts, req, res, queryToken);
         } catch (err) {
           next(err);
         }

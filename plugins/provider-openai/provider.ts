@@ -151,11 +151,22 @@ export function createOpenAIProvider(
     }
   }
 
-  /** Loads the SDK and builds the client of the configured endpoint (no request is sent). */
+  /**
+   * Loads the SDK, builds the client of the configured endpoint and a chat request with it, and loads node's fetch
+   * (undici: its module and global dispatcher load on the first `fetch`, ~15-20 ms that the first turn would pay).
+   * No request reaches the provider: the request is only built, and the fetch is of a `data:` URL.
+   */
   async function warmUp(): Promise<void> {
     await loadSdk();
     const s = read();
-    if (s.baseURL || s.apiKey) await connection().client;
+    if (!s.baseURL && !s.apiKey) return;
+    const client = await connection().client;
+    await client.buildRequest({
+      method: "post",
+      path: "/chat/completions",
+      body: { model: s.model ?? "", messages: [{ role: "user", content: "" }], stream: true },
+    });
+    await (await fetch("data:,")).arrayBuffer();
   }
 
   return {
