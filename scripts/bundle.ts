@@ -50,9 +50,6 @@ await build({
   format: "esm",
   target: "node20",
   sourcemap: true,
-  minifyWhitespace: process.env.W16M?.includes("w") === true,
-  minifySyntax: process.env.W16M?.includes("s") === true,
-  minifyIdentifiers: process.env.W16M?.includes("i") === true,
   // Native; cosmiconfig (CommonJS, imported dynamically: a split chunk would give it only a default export; loaded
   // only when a config file exists); the clients (terminal, ACP): not the daemon, loaded only by their commands.
   external: ["better-sqlite3", "cosmiconfig", "../clients/*"],
