@@ -76,6 +76,7 @@ export function openSqliteStore(file: string): SqliteSessionStore {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
+    db.pragma("cache_size = -1024"); // 1 MiB page cache (default 2 MiB): ~7-10 MiB less RSS after long turns (issue 16)
     migrate(db, file);
     return new SqliteSessionStore(db);
   } catch (err) {
