@@ -16,6 +16,7 @@ import {
   reasoningOptionsFor,
   reasoningRequestFields,
 } from "../../core/index.js";
+import { dryRun } from "./dry-run.js";
 import {
   abortableSleep,
   abortReason,
@@ -152,21 +153,15 @@ export function createOpenAIProvider(
   }
 
   /**
-   * Loads the SDK, builds the client of the configured endpoint and a chat request with it, and loads node's fetch
-   * (undici: its module and global dispatcher load on the first `fetch`, ~15-20 ms that the first turn would pay).
-   * No request reaches the provider: the request is only built, and the fetch is of a `data:` URL.
+   * Loads the SDK, builds the client of the configured endpoint, and makes one dry-run request with it to a local
+   * throwaway server (`dryRun`): the first turn then finds the SDK, node's HTTP client and this code path loaded and
+   * compiled. Nothing is sent to the provider.
    */
   async function warmUp(): Promise<void> {
-    await loadSdk();
+    const { APIError } = await loadSdk();
     const s = read();
     if (!s.baseURL && !s.apiKey) return;
-    const client = await connection().client;
-    await client.buildRequest({
-      method: "post",
-      path: "/chat/completions",
-      body: { model: s.model ?? "", messages: [{ role: "user", content: "" }], stream: true },
-    });
-    await (await fetch("data:,")).arrayBuffer();
+    await dryRun(await connection().client, APIError);
   }
 
   return {

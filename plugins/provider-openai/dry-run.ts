@@ -1,0 +1,43 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type OpenAI from "openai";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { type ApiErrorClass, decodeChatStream } from "./sse-decoder.js";
+
+const BODY =
+  'data: {"id":"w","object":"chat.completion.chunk","created":0,"model":"w","choices":[{"index":0,"delta":{"content":"w"},"finish_reason":null}]}\n\ndata: [DONE]\n\n';
+
+/**
+ * The provider's warm-up: one streamed chat request made exactly as a turn makes it (the SDK builds and sends it,
+ * node's fetch carries it, the lean decoder reads it), but to a throwaway server on the loopback interface that
+ * answers one chunk, never to the provider. The first real request then finds node's HTTP client loaded and its
+ * parser (WebAssembly) compiled, and the code of this path compiled: ~10-20 ms that the first turn of a fresh daemon
+ * paid before its first token (docs/benchmarks.md, issue 16). The server is closed before this returns.
+ */
+export async function dryRun(client: OpenAI, ApiError: ApiErrorClass): Promise<void> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream", connection: "close" });
+      res.end(BODY);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  try {
+    const { port } = server.address() as AddressInfo;
+    // Not the configured key: nothing of the real credentials leaves the provider's own requests.
+    const local = client.withOptions({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "warm-up", timeout: 5000 });
+    const response = await local.chat.completions
+      .create({ model: "warm-up", messages: [{ role: "user", content: "" }], stream: true })
+      .asResponse();
+    for await (const _ of decodeChatStream<ChatCompletionChunk>(response, ApiError)) {
+      // Read to the end.
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
