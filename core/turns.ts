@@ -1,5 +1,5 @@
 import type { EndReason } from "./events.js";
-import type { SessionStatus } from "./session-types.js";
+import type { SessionRecord, SessionStatus } from "./session-types.js";
 import { createToken } from "./tokens.js";
 
 /**
@@ -15,7 +15,7 @@ export interface TurnController {
   /** Live, not yet persisted blocks of the running turn (null when nothing is streaming). */
   streaming(sessionId: string): unknown[] | null;
   /** Pending decisions shown in GET /sessions/{id} and the first SSE frame (question, confirmations, ...). */
-  pending(sessionId: string): Record<string, unknown>;
+  pending(rec: SessionRecord): Record<string, unknown>;
   /** Ends the running turn (if any) with `end{reason:"aborted"}` and resolves once it has ended. */
   abort(sessionId: string, why: "user" | "unload" | "delete" | "shutdown"): Promise<void>;
   /** Aborts every running turn (daemon shutdown). */

@@ -180,6 +180,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
 
   await pluginHost.load(sources);
+  // The store comes from a plugin: the log reads the feed's position from it before anything is published.
+  await services.get(SessionEventLogToken).open();
   await pluginHost.start();
   const sessionService = sessions();
   projectPlugins = await startProjectPlugins({
@@ -281,7 +283,10 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
         server?.closeAllConnections();
         await closed;
-        services.tryGet(SessionEventLogToken)?.close();
+        await services
+          .tryGet(SessionEventLogToken)
+          ?.close()
+          .catch((err) => log.error({ err }, "could not write the last events"));
         await projectPlugins?.unloadAll();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);

@@ -49,14 +49,20 @@ export interface AgentDeps {
   instructions(rec: SessionRecord): string;
   settings: AgentSettings;
   /** Persists a metadata change and announces it (SessionService.update). */
-  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord;
+  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord>;
   /** A turn started or ended: the session layer records and announces the status it is told (no read-back). */
-  statusChanged(id: string, status: SessionStatus): void;
+  statusChanged(id: string, status: SessionStatus): Promise<void>;
+  /** Resolves once every event published so far is stored (SessionService.commit). */
+  durable(): Promise<void>;
   /**
-   * The set of running sessions changed (crash-recovery marker). Called synchronously at a turn's start, before
-   * the chat is acknowledged, and after a turn's `end` is published.
+   * Crash recovery. `turnStarting` is called synchronously before a turn's first event is published (the recovery
+   * marker is written before anything of the turn can be stored); `turnEnded` once its `end` is published, and
+   * resolves when the `end` is stored and the marker no longer names the turn.
    */
-  onRunningChange(ids: string[]): void;
+  recovery: {
+    turnStarting(sessionId: string): void;
+    turnEnded(sessionId: string): Promise<void>;
+  };
 }
 
 export type { ChatMessage };
