@@ -180,6 +180,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
 
   await pluginHost.load(sources);
+  if (!services.has(SessionStoreToken.id)) {
+    throw new DaemonStartError(
+      "no session store: the storage-sqlite plugin is disabled or failed, and no other plugin provides the store",
+    );
+  }
   // The store comes from a plugin: the log reads the feed's position from it before anything is published.
   await services.get(SessionEventLogToken).open();
   await pluginHost.start();

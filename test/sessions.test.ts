@@ -137,7 +137,7 @@ describe("sessions: lifecycle and metadata", () => {
     expect(deleted.json.sessionId).to.equal(a);
     expect((await d.get(`/sessions/${a}`)).status).to.equal(404);
     expect((await d.delete(`/sessions/${a}/permanent`)).status).to.equal(404);
-    expect(d.daemon.services.get(SessionStoreToken).getSession(a)).to.equal(undefined);
+    expect(await d.daemon.services.get(SessionStoreToken).getSession(a)).to.equal(undefined);
     feed.close();
     stream.close();
   });

@@ -170,7 +170,7 @@ export class TurnManager implements TurnController {
    */
   private start(rec: SessionRecord, first: QueuedMessage, budget: number | undefined): Promise<void> {
     const t = this.queue.begin(rec.id, Date.now(), budget);
-    this.deps.recovery.turnStarting(rec.id);
+    t.recoveryEntry = this.deps.recovery.turnStarting(rec.id);
     const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
     this.books.started(rec, t, emit);
     let accepted: () => void = () => {};
@@ -211,9 +211,9 @@ export class TurnManager implements TurnController {
   }
 
   /**
-   * The end of a turn, exactly once: `end`, stored before the recovery marker lets go of the turn, then (in one
-   * synchronous run, so no other turn of the session can start in between) the session idle again and the next
-   * turn from its queues. Messages steered in meanwhile are left over and become that next turn.
+   * The end of a turn, exactly once: its `end`, the session idle again and the next turn from its queues, in one
+   * synchronous run (no other turn of the session can start in between; messages steered in while the session was
+   * read are left over and become that next turn). The recovery marker lets go of the turn once the `end` is stored.
    */
   private async finish(t: ActiveTurn, reason: EndReason, emit: (e: SessionEvent) => void): Promise<void> {
     t.finished = true;
@@ -225,9 +225,9 @@ export class TurnManager implements TurnController {
       this.deps.log.error({ err, sessionId: t.sessionId }, "could not read the session at the end of its turn");
     }
     this.books.ending(t, rec, reason, emit);
-    await this.deps.recovery.turnEnded(t.sessionId);
     this.queue.end(t);
     this.books.ended(t, rec, reason, emit);
+    void this.deps.recovery.turnEnded(t.recoveryEntry);
     this.next(t, rec, reason, emit);
   }
 

@@ -15,6 +15,8 @@ export interface ActiveTurn {
   budget: number | undefined;
   /** Set once the turn has ended: late tool results are no longer recorded. */
   finished: boolean;
+  /** Its entry in the crash-recovery marker. */
+  recoveryEntry: number;
   /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
   capped?: boolean;
   done: Promise<void>;
@@ -60,6 +62,7 @@ export class TurnQueue {
       blocks: [],
       budget,
       finished: false,
+      recoveryEntry: -1,
       done: Promise.resolve(),
     };
     this.active.set(sessionId, t);

@@ -56,12 +56,12 @@ export interface AgentDeps {
   durable(): Promise<void>;
   /**
    * Crash recovery. `turnStarting` is called synchronously before a turn's first event is published (the recovery
-   * marker is written before anything of the turn can be stored); `turnEnded` once its `end` is published, and
-   * resolves when the `end` is stored and the marker no longer names the turn.
+   * marker names the turn before anything of it can be stored) and returns the turn's entry; `turnEnded` once its
+   * `end` is published: the entry is dropped once the `end` is stored. The session's next turn may start meanwhile.
    */
   recovery: {
-    turnStarting(sessionId: string): void;
-    turnEnded(sessionId: string): Promise<void>;
+    turnStarting(sessionId: string): number;
+    turnEnded(entry: number): Promise<void>;
   };
 }
 

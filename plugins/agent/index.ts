@@ -17,7 +17,7 @@ import {
   TurnManager,
   TurnManagerToken,
 } from "../../core/index.js";
-import { MarkerFile, readMarker } from "./marker.js";
+import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
 import { agentRoutes } from "./routes.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
@@ -63,20 +63,23 @@ export default definePlugin({
     };
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
     const marker = markerOf(ctx.dataDir());
-    // Each running turn: its session and the last event number before it.
-    const running = new Map<string, number>();
-    const writeMarker = () => marker.write([...running].map(([id, after]) => ({ id, after })));
+    // Each running turn's entry: its session and the last event number before it. A session may have two for a
+    // moment: a turn whose `end` is not stored yet, and the next turn.
+    const running = new Map<number, RunningTurn>();
+    let lastEntry = 0;
+    const writeMarker = () => marker.write([...running.values()]);
     const recovery = {
       // Before the turn's first event: a crash once anything of the turn is stored finds the marker.
-      turnStarting(sessionId: string): void {
-        running.set(sessionId, sessions().lastSeq(sessionId));
+      turnStarting(sessionId: string): number {
+        const entry = ++lastEntry;
+        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId) });
         writeMarker();
+        return entry;
       },
-      // After its `end` is stored: a crash before that still finds the marker (and no `end` in the log). The
-      // session's next turn starts only after this resolves.
-      async turnEnded(sessionId: string): Promise<void> {
+      // After its `end` is stored: a crash before that still finds the marker (and no `end` in the log).
+      async turnEnded(entry: number): Promise<void> {
         await sessions().commit();
-        running.delete(sessionId);
+        running.delete(entry);
         writeMarker();
       },
     };
@@ -137,7 +140,11 @@ export default definePlugin({
     if (turns.length === 0) return;
     const sessions = ctx.services.get(SessionServiceToken);
     const store = ctx.services.get(SessionStoreToken);
-    for (const { id, after } of turns) {
+    // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
+    // Writes are stored in order, so an `end` after its start means both turns ended; none means one `end` is owed.
+    const latest = new Map<string, number>();
+    for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
+    for (const [id, after] of latest) {
       if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
       sessions.publish(id, {
         type: "notice",
