@@ -65,6 +65,8 @@ export class SessionEventLog {
   private feedLast: number | undefined;
   /** The store's writes in flight (asynchronous stores only): the next write starts after them. */
   private writing: Promise<void> | undefined;
+  /** Callers of `durable()` waiting for the tick's flush. */
+  private flushWaiters: Array<(written: Promise<void> | undefined) => void> = [];
   /** Set once the store answered a read with a promise: reservations are then made ahead of need. */
   private asyncStore = false;
 
@@ -196,10 +198,14 @@ export class SessionEventLog {
     this.seqs.delete(sessionId);
   }
 
-  /** Resolves once every event published so far is stored (a turn's start before its 202, a clean shutdown). */
+  /**
+   * Resolves once every event published so far is stored (a turn's start before its 202, a clean shutdown). The
+   * events go out with the tick's own flush rather than at once: a turn's start sends its model request first.
+   */
   durable(): Promise<void> {
-    this.flushAll();
-    return this.writing ?? Promise.resolve();
+    if (this.pending.size === 0 && this.pendingFeed.length === 0) return this.writing ?? Promise.resolve();
+    this.scheduleSoon();
+    return new Promise((resolve) => this.flushWaiters.push(resolve));
   }
 
   /** Writes everything pending and releases unused reservations (clean shutdown keeps seqs contiguous). */
@@ -302,6 +308,8 @@ export class SessionEventLog {
     process.nextTick(() => {
       this.flushSoon = false;
       this.flushAll();
+      const written = this.writing;
+      for (const resolve of this.flushWaiters.splice(0)) resolve(written);
     });
   }
 

@@ -15,11 +15,13 @@ type Emit = (e: SessionEvent) => void;
 export class TurnBookkeeping {
   constructor(private readonly deps: AgentDeps) {}
 
-  /** A turn started: `status: running` on the session stream, `turn.started` on the bus, the summary on the feed. */
+  /**
+   * A turn started: `status: running` on the session stream, `turn.started` on the bus. Its summary follows once the
+   * turn's first message is stored (`persistUser`), which moves the session's updatedAt.
+   */
   started(rec: SessionRecord, t: ActiveTurn, emit: Emit): void {
     emit({ type: "status", status: "running", startedAt: t.startedAt });
     this.deps.bus.emit({ type: "turn.started", sessionId: rec.id, cwd: rec.cwd, startedAt: t.startedAt });
-    this.statusChanged(rec.id, "running");
   }
 
   /** The turn's last words while it still counts as running: its timing, then its one `end` event. */
@@ -50,7 +52,8 @@ export class TurnBookkeeping {
 
   /**
    * Stores a user message; the first one (not a reminder) of an untitled session names it. `opensTurn`: the message
-   * a turn starts with (announced so on the bus, e.g. for file checkpoints).
+   * a turn starts with (announced so on the bus, e.g. for file checkpoints); the session's summary, now running, is
+   * announced with it (the stored message moved its updatedAt: no write of its own).
    */
   async persistUser(
     sessionId: string,
@@ -65,15 +68,10 @@ export class TurnBookkeeping {
       meta,
     });
     const rec = await this.deps.store.getSession(sessionId);
-    if (rec && !rec.title && !meta?.reminder) {
-      const text =
-        typeof m.content === "string"
-          ? m.content
-          : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
-      const title = text.replace(/\s+/g, " ").trim();
-      if (title)
-        await this.deps.updateSession(sessionId, { title: title.length > 60 ? `${title.slice(0, 60)}…` : title });
-    }
+    const title = rec && !rec.title && !meta?.reminder ? titleOf(m.content) : "";
+    // Setting the title announces the summary; otherwise the turn's first message does.
+    if (title) await this.deps.updateSession(sessionId, { title });
+    else if (rec && opensTurn) this.deps.announce(rec);
     const message: AppendedMessage = { role: "user", seq: stored.seq };
     if (m.clientMessageId) message.clientMessageId = m.clientMessageId;
     this.deps.bus.emit({ type: "message.appended", sessionId, message, opensTurn });
@@ -147,4 +145,12 @@ export class TurnBookkeeping {
     if (toolCalls.length) message.toolCalls = toolCalls;
     this.deps.bus.emit({ type: "message.appended", sessionId: rec.id, message, opensTurn: false });
   }
+}
+
+/** A session's title from its first message: the text, whitespace collapsed, at most 60 characters. */
+function titleOf(content: QueuedMessage["content"]): string {
+  const text =
+    typeof content === "string" ? content : content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+  const title = text.replace(/\s+/g, " ").trim();
+  return title.length > 60 ? `${title.slice(0, 60)}…` : title;
 }

@@ -50,8 +50,10 @@ export interface AgentDeps {
   settings: AgentSettings;
   /** Persists a metadata change and announces it (SessionService.update). */
   updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord>;
-  /** A turn started or ended: the session layer records and announces the status it is told (no read-back). */
+  /** A turn ended: the session layer records and announces the status it is told (no read-back). */
   statusChanged(id: string, status: SessionStatus): Promise<void>;
+  /** Announces the session's summary as stored (after a write that moved it, such as a turn's first message). */
+  announce(rec: SessionRecord): void;
   /** Resolves once every event published so far is stored (SessionService.commit). */
   durable(): Promise<void>;
   /**
