@@ -211,7 +211,7 @@ export class SessionService {
   }
 
   summary(
-    rec: SessionListEntry,
+    rec: SessionListEntry | SessionRecord,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
     status: SessionStatus = this.turns.status(rec.id),
   ): SessionSummary {
@@ -231,6 +231,8 @@ export class SessionService {
     if (rec.pinned) s.pinned = true;
     const trust = trustOf(rec.cwd);
     if (trust) s.projectTrust = trust;
+    const waiting = this.turns.waiting?.(rec);
+    if (waiting) s.waiting = waiting;
     return s;
   }
 
@@ -262,6 +264,8 @@ export class SessionService {
     if (rec.pinned) v.pinned = true;
     const trust = this.projectTrust(rec.cwd);
     if (trust) v.projectTrust = trust;
+    const waiting = this.turns.waiting?.(rec);
+    if (waiting) v.waiting = waiting;
     return v;
   }
 

@@ -1,7 +1,8 @@
 import type { QuestionAnswer } from "../contributions.js";
 import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
-import type { SessionRecord, SessionStatus } from "../session-types.js";
+import type { SessionRecord, SessionStatus, SessionWaiting } from "../session-types.js";
+import type { SessionListEntry } from "../store.js";
 import { createToken } from "../tokens.js";
 import type { TurnController } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
@@ -37,6 +38,13 @@ export class TurnManager implements TurnController {
   private readonly queue: TurnQueue;
   private readonly books: TurnBookkeeping;
   private readonly interactions = new Map<string, SessionInteractions>();
+  /**
+   * Sessions whose stored record had a pending plan transition when last seen (every announced or viewed record is
+   * seen): what a listing, which reads no `meta`, shows as `waiting: "plan"`. Holds only pending ones.
+   */
+  private readonly plans = new Set<string>();
+  /** Sessions whose summary is being read to be announced again (a waiting decision changed). */
+  private readonly announcing = new Set<string>();
   /** Editors attached to sessions, through which the file tools read and write. */
   readonly editors: EditorFsBroker;
 
@@ -67,8 +75,18 @@ export class TurnManager implements TurnController {
 
   pending(rec: SessionRecord): Record<string, unknown> {
     const out = this.interactions.get(rec.id)?.pending() ?? {};
-    if (rec.meta.planTransition) out.planTransition = rec.meta.planTransition;
+    if (this.seePlan(rec)) out.planTransition = rec.meta.planTransition;
     return out;
+  }
+
+  waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
+    const plan = "meta" in rec ? this.seePlan(rec) : this.plans.has(rec.id);
+    return this.interactions.get(rec.id)?.waiting() ?? (plan ? "plan" : undefined);
+  }
+
+  /** A deleted session: nothing of it is remembered. */
+  forget(sessionId: string): void {
+    this.plans.delete(sessionId);
   }
 
   async abort(sessionId: string): Promise<void> {
@@ -158,10 +176,39 @@ export class TurnManager implements TurnController {
       i = new SessionInteractions(
         (e) => this.deps.publish(sessionId, e),
         () => this.deps.settings.confirmTimeoutMs(),
+        () => this.waitingChanged(sessionId),
       );
       this.interactions.set(sessionId, i);
     }
     return i;
+  }
+
+  /** Whether the record has a pending plan transition; remembered for listings. */
+  private seePlan(rec: SessionRecord): boolean {
+    if (rec.meta.planTransition) this.plans.add(rec.id);
+    else this.plans.delete(rec.id);
+    return rec.meta.planTransition !== undefined;
+  }
+
+  /**
+   * A decision became pending or was resolved: the session's summary is announced again (session stream and feed).
+   * The record is read first (the store may answer later); changes meanwhile ride on the same announce. Its
+   * `waiting` is computed when it is published, so it never says pending what was resolved before.
+   */
+  private waitingChanged(sessionId: string): void {
+    if (this.announcing.has(sessionId)) return;
+    this.announcing.add(sessionId);
+    void (async () => {
+      let rec: SessionRecord | undefined;
+      try {
+        rec = await this.deps.store.getSession(sessionId);
+      } catch (err) {
+        this.deps.log.error({ err, sessionId }, "could not read the session to announce its pending decision");
+      } finally {
+        this.announcing.delete(sessionId);
+      }
+      if (rec) this.deps.announce(rec);
+    })();
   }
 
   /**

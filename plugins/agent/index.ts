@@ -109,7 +109,10 @@ export default definePlugin({
     });
     ctx.services.provide(TurnControllerToken, manager);
     ctx.services.provide(TurnManagerToken, manager);
-    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
+    ctx.events.on("session.deleted", ({ sessionId }) => {
+      manager.editors.detach(sessionId);
+      manager.forget(sessionId);
+    });
 
     const toolDeps: AgentToolDeps = {
       session: async (id) => store().getSession(id),
