@@ -163,6 +163,40 @@ describe("terminal client: agentd run / sessions / attach", function () {
     expect(s.status).to.equal("idle");
   });
 
+  it("sessions marks a session that waits for its user (a pending question) until it is answered", async () => {
+    const id = (await d.post("/sessions", { cwd, title: "asking session" })).body.id as string;
+    const sse = await d.sse(`/sessions/${id}/events`);
+    const questions = [
+      {
+        question: "Which database?",
+        options: [
+          { label: "Postgres", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
+    ];
+    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    await d.post(`/sessions/${id}/chat`, { text: "set it up" });
+    await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
+    const row = async () => {
+      const list = agentd(d.home, ["sessions"]);
+      expect(await list.exited).to.equal(0);
+      return (
+        list
+          .stdout()
+          .split("\n")
+          .find((l) => l.includes("asking session")) ?? ""
+      );
+    };
+    expect(await row()).to.match(new RegExp(`^${id}\\s+needs you: question\\s`));
+    expect((await d.post(`/sessions/${id}/question`, { values: ["pg"] })).status).to.equal(202);
+    await sse.waitForType("end");
+    sse.close();
+    const after = await row();
+    expect(after).to.not.include("needs you");
+    expect(after).to.match(new RegExp(`^${id}\\s+build\\s`));
+  });
+
   it("sessions lists them (table and --json); attach prints history and live events", async () => {
     fake.script(text("first answer"));
     expect(await run(["first question"]).exited).to.equal(0);
