@@ -202,6 +202,11 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
       await nav.screenshot({ path: join(SHOTS, `sessions-waiting-${t}.png`) });
     }
     await page.evaluate(() => localStorage.removeItem("agentd.theme"));
+    // At phone width the list is behind the menu button, which counts the other sessions that need the user.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("button", { name: "Show sessions (1 need you)" }).waitFor();
+    await page.screenshot({ path: join(SHOTS, "phone-waiting.png"), clip: { x: 0, y: 0, width: 390, height: 120 } });
+    await page.setViewportSize({ width: 1280, height: 800 });
     // Answered in the UI: the marker goes.
     await row.click();
     await page.getByRole("radio", { name: "SQLite" }).check();
