@@ -2,13 +2,18 @@ import { type Disposable, toDisposable } from "./disposable.js";
 import type { EventBus, SessionEvent } from "./events.js";
 import type { Logger } from "./logger.js";
 import type { StoredEvent } from "./session-types.js";
-import type { EventToAppend, SessionStore } from "./store.js";
+import type { Awaitable, EventBatch, EventToAppend, FeedEventToAppend, SessionStore } from "./store.js";
 
 /** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
 const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;
+/**
+ * With an asynchronous store the next block is reserved this many numbers before the current one runs out, so the
+ * reservation has landed before a number of the next block is given out.
+ */
+const RESERVE_AHEAD = RESERVE_BLOCK / 2;
 /** Sessions whose sequence state is kept in memory; idle ones beyond this are written back and dropped. */
 const MAX_SEQ_STATES = 2000;
 
@@ -29,24 +34,41 @@ export type FrameListener = (seq: number, json: string) => void;
 interface SeqState {
   last: number;
   reserved: number;
+  /** Published since the last eviction pass (kept by the next one). */
+  used: boolean;
+}
+
+function isPromise<T>(v: Awaitable<T>): v is Promise<T> {
+  return typeof (v as Promise<T> | undefined)?.then === "function";
 }
 
 /**
  * The per-session event log: gives every session event a sequence number that survives restarts, writes it to
  * the store, and hands the serialised frame to live subscribers. Durable events (and feed events) are written at
- * the end of the current tick, all in one transaction: a turn start publishes several, and one commit each cost
- * more than the rest of the chat path. Deltas are written in batches (every `batchMs`). Reads through the log
- * (`replay`, `replayFeed`) write what is pending first. Each event is serialised exactly once.
+ * the end of the current tick, all in one batch: a turn start publishes several, and one commit each cost more
+ * than the rest of the chat path. Deltas are written in batches (every `batchMs`). Each event is serialised once.
+ *
+ * Publishing is synchronous (it runs for every token); writing is not assumed to be: the store may answer with
+ * promises, so writes go out one after the other on a chain, reads through the log (`replay`, `replayFeed`) wait
+ * for the writes issued before them, and `durable()` resolves once everything published so far is stored. A
+ * session's sequence state is loaded once (`load`, which `SessionService.require`/`find` call) before its first
+ * event; with a synchronous store it is also loaded on demand.
  */
 export class SessionEventLog {
   private readonly seqs = new Map<string, SeqState>();
   private readonly pending = new Map<string, EventToAppend[]>();
-  private pendingFeed: Array<{ seq: number; ts: string; type: string; json: string }> = [];
+  private pendingFeed: FeedEventToAppend[] = [];
   private readonly listeners = new Map<string, Set<FrameListener>>();
   private readonly feedListeners = new Set<FrameListener>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushSoon = false;
   private feedLast: number | undefined;
+  /** The store's writes in flight (asynchronous stores only): the next write starts after them. */
+  private writing: Promise<void> | undefined;
+  /** Callers of `durable()` waiting for the tick's flush. */
+  private flushWaiters: Array<(written: Promise<void> | undefined) => void> = [];
+  /** Set once the store answered a read with a promise: reservations are then made ahead of need. */
+  private asyncStore = false;
 
   constructor(
     private readonly store: SessionStore,
@@ -54,6 +76,38 @@ export class SessionEventLog {
     private readonly log: Logger,
     private readonly batchMs = 15,
   ) {}
+
+  /** Reads the feed's sequence number (once, at boot: an asynchronous store cannot answer in `publishFeed`). */
+  async open(): Promise<void> {
+    const seq = this.store.feedSeq();
+    if (isPromise(seq)) this.asyncStore = true;
+    const value = await seq;
+    this.feedLast ??= value;
+  }
+
+  /** Loads the session's sequence state, so that `publish` can number its events without asking the store. */
+  async load(sessionId: string): Promise<void> {
+    const st = this.seqs.get(sessionId);
+    if (st) {
+      st.used = true;
+      return;
+    }
+    // Writes issued before (a released reservation of this session) land first.
+    if (this.writing) await this.writing;
+    if (this.seqs.has(sessionId)) return;
+    const read = this.store.eventSeqReserved(sessionId);
+    if (!isPromise(read)) {
+      this.addState(sessionId, read);
+      return;
+    }
+    this.asyncStore = true;
+    const stored = await read;
+    if (this.seqs.has(sessionId)) return;
+    // Reserve a block before the first number is given out: events are shown live before they are stored.
+    const reserved = stored + RESERVE_BLOCK;
+    await this.store.reserveEventSeq(sessionId, reserved);
+    if (!this.seqs.has(sessionId)) this.seqs.set(sessionId, { last: stored, reserved, used: true });
+  }
 
   /** Appends an event to the session's log and fans it out. Returns its sequence number. */
   publish(sessionId: string, event: SessionEvent): number {
@@ -84,9 +138,10 @@ export class SessionEventLog {
     return this.state(sessionId).last;
   }
 
-  /** Stored events after `afterSeq` (pending deltas are flushed first, so nothing is skipped). */
-  replay(sessionId: string, afterSeq: number, limit: number): StoredEvent[] {
+  /** Stored events after `afterSeq`; everything published before the call is written first, so nothing is skipped. */
+  async replay(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
     this.flushSession(sessionId);
+    if (this.writing) await this.writing;
     return this.store.readEvents(sessionId, afterSeq, limit);
   }
 
@@ -106,8 +161,8 @@ export class SessionEventLog {
   /* ---- the all-sessions feed: lifecycle events with a global sequence ---- */
 
   publishFeed(event: SessionEvent & { sessionId: string }): number {
-    if (this.feedLast === undefined) this.feedLast = this.store.feedSeq();
-    const seq = ++this.feedLast;
+    const seq = this.feedSeq() + 1;
+    this.feedLast = seq;
     const { type, ...rest } = event;
     const json = JSON.stringify({ type, seq, ...rest });
     this.pendingFeed.push({ seq, ts: isoNow(), type: event.type, json });
@@ -117,12 +172,18 @@ export class SessionEventLog {
   }
 
   feedSeq(): number {
-    if (this.feedLast === undefined) this.feedLast = this.store.feedSeq();
+    if (this.feedLast === undefined) {
+      const seq = this.store.feedSeq();
+      if (isPromise(seq))
+        throw new Error("the event log was not opened (SessionEventLog.open) before the feed was used");
+      this.feedLast = seq;
+    }
     return this.feedLast;
   }
 
-  replayFeed(afterSeq: number, limit: number): StoredEvent[] {
+  async replayFeed(afterSeq: number, limit: number): Promise<StoredEvent[]> {
     this.flushFeed();
+    if (this.writing) await this.writing;
     return this.store.readFeed(afterSeq, limit);
   }
 
@@ -137,76 +198,107 @@ export class SessionEventLog {
     this.seqs.delete(sessionId);
   }
 
+  /**
+   * Resolves once every event published so far is stored (a turn's start before its 202, a clean shutdown). The
+   * events go out with the tick's own flush rather than at once: a turn's start sends its model request first.
+   */
+  durable(): Promise<void> {
+    if (this.pending.size === 0 && this.pendingFeed.length === 0) return this.writing ?? Promise.resolve();
+    this.scheduleSoon();
+    return new Promise((resolve) => this.flushWaiters.push(resolve));
+  }
+
   /** Writes everything pending and releases unused reservations (clean shutdown keeps seqs contiguous). */
-  close(): void {
+  async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.flushAll();
     for (const [id, st] of this.seqs) {
-      if (st.reserved > st.last) {
-        try {
-          this.store.reserveEventSeq(id, st.last);
-        } catch {
-          // session deleted meanwhile
-        }
-      }
+      if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
     }
+    if (this.writing) await this.writing;
   }
 
-  /** Writes every pending event (all sessions, and the feed) in one transaction when the store supports it. */
+  /** Queues every pending event (all sessions, and the feed) as one write. */
   flushAll(): void {
     if (this.pending.size === 0 && this.pendingFeed.length === 0) return;
-    if (!this.store.batch || this.pending.size + (this.pendingFeed.length > 0 ? 1 : 0) <= 1) {
-      for (const id of [...this.pending.keys()]) this.flushSession(id);
-      this.flushFeed();
-      return;
-    }
-    const all = [...this.pending];
-    const feed = this.pendingFeed;
+    const batch: EventBatch = { sessions: [], feed: this.pendingFeed };
+    for (const [sessionId, events] of this.pending) batch.sessions.push({ sessionId, events });
     this.pending.clear();
     this.pendingFeed = [];
-    try {
-      this.store.batch(() => {
-        for (const [id, queue] of all) this.store.appendEvents(id, queue);
-        for (const e of feed) this.store.appendFeed(e);
-      });
-    } catch {
-      // One session's rows failed (deleted meanwhile?): write them one session at a time, so the others land.
-      for (const [id, queue] of all) this.write(id, queue);
-      this.pendingFeed = feed.concat(this.pendingFeed);
-      this.flushFeed();
+    this.enqueue(
+      () => this.writeBatch(batch),
+      () => this.writeParts(batch),
+    );
+  }
+
+  /** One write for the whole batch: the store's batch write when it has one, else part by part. */
+  private writeBatch(batch: EventBatch): Awaitable<void> {
+    const parts = batch.sessions.length + (batch.feed.length > 0 ? 1 : 0);
+    if (this.store.appendBatch && parts > 1) return this.store.appendBatch(batch);
+    return this.writeParts(batch);
+  }
+
+  /** Part by part, each failure logged on its own: one session's failing rows (deleted meanwhile?) lose no others. */
+  private writeParts(batch: EventBatch): Awaitable<void> {
+    const steps: Step[] = batch.sessions.map(({ sessionId, events }) => [
+      () => this.store.appendEvents(sessionId, events),
+      (err) => this.log.error({ err, sessionId, count: events.length }, "could not persist session events"),
+    ]);
+    for (const e of batch.feed) {
+      steps.push([
+        () => this.store.appendFeed(e),
+        (err) => this.log.error({ err, seq: e.seq }, "could not persist a feed event"),
+      ]);
     }
+    return runSteps(steps, 0);
   }
 
   private flushFeed(): void {
     if (this.pendingFeed.length === 0) return;
-    const feed = this.pendingFeed;
+    const batch: EventBatch = { sessions: [], feed: this.pendingFeed };
     this.pendingFeed = [];
-    try {
-      if (this.store.batch) this.store.batch(() => this.appendFeed(feed));
-      else this.appendFeed(feed);
-    } catch (err) {
-      this.log.error({ err, count: feed.length }, "could not persist feed events");
-    }
-  }
-
-  private appendFeed(feed: Array<{ seq: number; ts: string; type: string; json: string }>): void {
-    for (const e of feed) this.store.appendFeed(e);
+    this.enqueue(() => this.writeParts(batch));
   }
 
   private flushSession(sessionId: string): void {
-    const queue = this.pending.get(sessionId);
-    if (!queue || queue.length === 0) return;
+    const events = this.pending.get(sessionId);
+    if (!events || events.length === 0) return;
     this.pending.delete(sessionId);
-    this.write(sessionId, queue);
+    this.enqueue(() => this.writeParts({ sessions: [{ sessionId, events }], feed: [] }));
   }
 
-  private write(sessionId: string, queue: EventToAppend[]): void {
-    try {
-      this.store.appendEvents(sessionId, queue);
-    } catch (err) {
-      this.log.error({ err, sessionId, count: queue.length }, "could not persist session events");
+  /**
+   * Runs a store write after the ones already in flight, at once when none is (a synchronous store never waits).
+   * When it fails, `retry` runs instead (or the failure is logged); the chain itself never rejects.
+   */
+  private enqueue(write: () => Awaitable<void>, retry?: () => Awaitable<void>): void {
+    const failed = (err: unknown): Awaitable<void> => {
+      if (!retry) {
+        this.log.error({ err }, "could not persist events");
+        return;
+      }
+      return runSteps([[retry, (e) => this.log.error({ err: e, cause: err }, "could not persist events")]], 0);
+    };
+    if (this.writing) {
+      this.writing = this.track(this.writing.then(write).then(undefined, failed));
+      return;
     }
+    let result: Awaitable<void>;
+    try {
+      result = write();
+    } catch (err) {
+      result = failed(err);
+    }
+    if (isPromise(result)) this.writing = this.track(result.then(undefined, failed));
+  }
+
+  /** Keeps `p` as the chain's tail until it settles; a later write replaces it. */
+  private track(p: Promise<void>): Promise<void> {
+    const tail = p.finally(() => {
+      if (this.writing === tail) this.writing = undefined;
+    });
+    return tail;
   }
 
   /** Durable events: written once the current synchronous run (and its microtasks) is over. */
@@ -216,6 +308,8 @@ export class SessionEventLog {
     process.nextTick(() => {
       this.flushSoon = false;
       this.flushAll();
+      const written = this.writing;
+      for (const resolve of this.flushWaiters.splice(0)) resolve(written);
     });
   }
 
@@ -229,31 +323,37 @@ export class SessionEventLog {
   }
 
   private state(sessionId: string): SeqState {
-    let st = this.seqs.get(sessionId);
-    if (!st) {
-      if (this.seqs.size >= MAX_SEQ_STATES) this.evictSeqStates();
-      const reserved = this.store.eventSeqReserved(sessionId);
-      st = { last: reserved, reserved };
-      this.seqs.set(sessionId, st);
+    const st = this.seqs.get(sessionId);
+    if (st) return st;
+    const reserved = this.store.eventSeqReserved(sessionId);
+    if (isPromise(reserved)) {
+      reserved.catch(noop);
+      throw new Error(`session ${sessionId}: its event log was not loaded (SessionService.require or find loads it)`);
     }
+    return this.addState(sessionId, reserved);
+  }
+
+  private addState(sessionId: string, reserved: number): SeqState {
+    if (this.seqs.size >= MAX_SEQ_STATES) this.evictSeqStates();
+    const st = { last: reserved, reserved, used: true };
+    this.seqs.set(sessionId, st);
     return st;
   }
 
   /**
    * Bounds the per-session memory (a daemon that has touched 100,000 sessions keeps 2,000 of them): the oldest
-   * half without pending events or subscribers is dropped, its unused reservation released first, so the next
-   * event continues exactly where it stopped.
+   * half without pending events, subscribers or events since the last pass is dropped, its unused reservation
+   * released first, so the next event continues exactly where it stopped.
    */
   private evictSeqStates(): void {
     let drop = Math.floor(MAX_SEQ_STATES / 2);
     for (const [id, st] of this.seqs) {
       if (drop === 0) break;
-      if (this.pending.has(id) || this.listeners.has(id)) continue;
-      try {
-        if (st.reserved > st.last) this.store.reserveEventSeq(id, st.last);
-      } catch {
-        // deleted meanwhile: nothing to release
+      if (st.used || this.pending.has(id) || this.listeners.has(id)) {
+        st.used = false;
+        continue;
       }
+      if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
       this.seqs.delete(id);
       drop--;
     }
@@ -262,10 +362,40 @@ export class SessionEventLog {
   private nextSeq(sessionId: string): number {
     const st = this.state(sessionId);
     st.last++;
-    if (st.last > st.reserved) {
-      st.reserved = st.last + RESERVE_BLOCK - 1;
-      this.store.reserveEventSeq(sessionId, st.reserved);
+    st.used = true;
+    if (st.last > st.reserved - (this.asyncStore ? RESERVE_AHEAD : 0)) {
+      st.reserved = Math.max(st.reserved, st.last) + RESERVE_BLOCK - (this.asyncStore ? 0 : 1);
+      const upTo = st.reserved;
+      this.enqueue(() => this.store.reserveEventSeq(sessionId, upTo));
     }
     return st.last;
+  }
+}
+
+function noop(): void {}
+
+/** A store call and what to do when it fails. */
+type Step = [run: () => Awaitable<void>, onError: (err: unknown) => void];
+
+/** Runs the steps in order: synchronously while they answer synchronously, then on their promises. */
+function runSteps(steps: Step[], from: number): Awaitable<void> {
+  for (let i = from; i < steps.length; i++) {
+    const [run, onError] = steps[i] as Step;
+    let result: Awaitable<void>;
+    try {
+      result = run();
+    } catch (err) {
+      onError(err);
+      continue;
+    }
+    if (isPromise(result)) {
+      return result.then(
+        () => runSteps(steps, i + 1),
+        (err) => {
+          onError(err);
+          return runSteps(steps, i + 1);
+        },
+      );
+    }
   }
 }

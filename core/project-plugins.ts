@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { isInside } from "./paths.js";
 
@@ -98,6 +98,8 @@ function displayHash(dir: string): string {
  */
 export function scanProjectPlugins(root: string, opts: { forDisplay?: boolean } = {}): ProjectPluginInfo[] {
   const base = join(root, ".agentd", "plugins");
+  // Asked for every session summary: most projects have no plugins folder, and a failing readdir costs a stack trace.
+  if (!statSync(base, { throwIfNoEntry: false })?.isDirectory()) return [];
   let names: string[];
   try {
     names = readdirSync(base).sort();

@@ -44,7 +44,7 @@ export type RouteResult =
       headers?: Record<string, string>;
     }
   | { html: string; status?: number; headers?: Record<string, string> }
-  | { sse: (stream: SseStream) => void };
+  | { sse: (stream: SseStream) => void | Promise<void> };
 
 export interface ResponseSpec {
   description?: string;

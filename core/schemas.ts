@@ -74,6 +74,17 @@ export const ProjectTrustPromptSchema = T.Object(
   },
 );
 
+export const SessionWaitingSchema = T.Union([T.Literal("confirmation"), T.Literal("question"), T.Literal("plan")], {
+  title: "SessionWaiting",
+  description:
+    "Present only while the session waits for its user's decision, the most urgent when several are pending: " +
+    "`confirmation` a dangerous command waits to be allowed or denied (POST /sessions/{id}/bash-confirm; it times " +
+    "out as denied), `question` the turn waits for an answer (POST /sessions/{id}/question), `plan` a finished plan " +
+    "waits for approval (POST /sessions/{id}/plan-transition; the turn has ended). A `session_update` announces " +
+    "the summary again when it appears, changes or clears. The details are in GET /sessions/{id} and the first " +
+    "frame of the session's stream",
+});
+
 export const SessionSummarySchema = T.Object(
   {
     id: T.String(),
@@ -89,6 +100,7 @@ export const SessionSummarySchema = T.Object(
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
+    waiting: T.Optional(SessionWaitingSchema),
   },
   { title: "SessionSummary" },
 );
@@ -146,6 +158,7 @@ export const SessionSchema = T.Object(
     createdAt: T.String({ format: "date-time" }),
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
+    waiting: T.Optional(SessionWaitingSchema),
     lastSeq: T.Optional(
       T.Integer({
         minimum: 0,

@@ -119,7 +119,16 @@ export interface SessionSummary {
   updatedAt: string;
   /** Present while the session's project waits for a trust decision. */
   projectTrust?: ProjectTrustPrompt;
+  /** Present while the session waits for the user's decision (see {@link SessionWaiting}). */
+  waiting?: SessionWaiting;
 }
+
+/**
+ * What a session waits for from its user, most urgent first when several are pending: a dangerous-command
+ * confirmation (the turn is blocked and the confirmation times out), a question (the turn is blocked), or the
+ * approval of a finished plan (the turn has ended).
+ */
+export type SessionWaiting = "confirmation" | "question" | "plan";
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 

@@ -100,6 +100,9 @@ export class SessionService {
     return this.turnPort() ?? idleTurns;
   }
 
+  /** Every session's working directory by id, once read (see `directories`). */
+  private cwds: Promise<Map<string, string>> | undefined;
+
   private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
   private trustProbe: (cwd: string) => ProjectTrustPrompt | undefined = () => undefined;
 
@@ -129,18 +132,25 @@ export class SessionService {
     return this.turns;
   }
 
-  /** The session record, or a 404. Malformed ids are simply unknown sessions. */
-  require(id: string): SessionRecord {
-    const rec = ID_RE.test(id) ? this.store.getSession(id) : undefined;
+  /**
+   * The session record, or a 404. Malformed ids are simply unknown sessions. Its event log is loaded too: whoever
+   * asked for a session may publish on its stream at once.
+   */
+  async require(id: string): Promise<SessionRecord> {
+    const rec = await this.find(id);
     if (!rec) throw ApiError.notFound(`Session not found: ${ID_RE.test(id) ? id : "(invalid id)"}`);
     return rec;
   }
 
-  find(id: string): SessionRecord | undefined {
-    return ID_RE.test(id) ? this.store.getSession(id) : undefined;
+  /** The session record (its event log loaded), or undefined. */
+  async find(id: string): Promise<SessionRecord | undefined> {
+    if (!ID_RE.test(id)) return undefined;
+    const rec = await this.store.getSession(id);
+    if (rec) await this.events.load(id);
+    return rec;
   }
 
-  create(input: CreateSessionInput): SessionRecord {
+  async create(input: CreateSessionInput): Promise<SessionRecord> {
     const personaName = input.persona ?? this.defaults.persona();
     const id = newSessionId();
     const isSandbox = input.cwd === "sandbox";
@@ -166,13 +176,31 @@ export class SessionService {
       updatedAt: now,
       meta: this.defaults.meta?.() ?? {},
     };
-    this.store.createSession(rec);
+    await this.store.createSession(rec);
+    this.indexDirectory(id, rec.cwd);
+    await this.events.load(id);
     this.announce("session_created", rec);
     return rec;
   }
 
-  list(query: ListQuery): { sessions: SessionSummary[]; total: number } {
-    const { sessions, total } = this.store.listEntries?.(query) ?? this.store.listSessions(query);
+  /**
+   * Every session's working directory by id (for checks over all sessions: directories a route may inspect, the
+   * sessions of a project): read once, then kept current by this service's creates and deletes.
+   */
+  directories(): Promise<ReadonlyMap<string, string>> {
+    this.cwds ??= (async () => {
+      const { sessions } = await (this.store.listEntries?.({}) ?? this.store.listSessions({}));
+      return new Map(sessions.map((s) => [s.id, s.cwd]));
+    })();
+    return this.cwds;
+  }
+
+  private indexDirectory(id: string, cwd: string | undefined): void {
+    void this.cwds?.then((m) => (cwd === undefined ? m.delete(id) : m.set(id, cwd)));
+  }
+
+  async list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
+    const { sessions, total } = await (this.store.listEntries?.(query) ?? this.store.listSessions(query));
     // Sessions share directories: ask for each directory's trust prompt once per listing.
     const prompts = new Map<string, ProjectTrustPrompt | undefined>();
     const trustOf = (cwd: string) => {
@@ -183,7 +211,7 @@ export class SessionService {
   }
 
   summary(
-    rec: SessionListEntry,
+    rec: SessionListEntry | SessionRecord,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
     status: SessionStatus = this.turns.status(rec.id),
   ): SessionSummary {
@@ -203,12 +231,14 @@ export class SessionService {
     if (rec.pinned) s.pinned = true;
     const trust = trustOf(rec.cwd);
     if (trust) s.projectTrust = trust;
+    const waiting = this.turns.waiting?.(rec);
+    if (waiting) s.waiting = waiting;
     return s;
   }
 
-  view(id: string, turns: number, imageUrl?: MessageImageUrl): SessionView {
-    const rec = this.require(id);
-    const page = this.store.historyPage(id, turns);
+  async view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
+    const rec = await this.require(id);
+    const page = await this.store.historyPage(id, turns);
     const v: SessionView = {
       id: rec.id,
       persona: rec.persona,
@@ -228,18 +258,20 @@ export class SessionService {
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
       lastSeq: this.events.currentSeq(id),
-      ...this.turns.pending(id),
+      ...this.turns.pending(rec),
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
     const trust = this.projectTrust(rec.cwd);
     if (trust) v.projectTrust = trust;
+    const waiting = this.turns.waiting?.(rec);
+    if (waiting) v.waiting = waiting;
     return v;
   }
 
-  history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl) {
-    this.require(id);
-    const page = this.store.historyPage(id, turns, beforeSeq);
+  async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl) {
+    await this.require(id);
+    const page = await this.store.historyPage(id, turns, beforeSeq);
     return {
       messages: toDisplayMessages(page.messages, id, imageUrl),
       oldestSeq: page.oldestSeq,
@@ -248,16 +280,16 @@ export class SessionService {
   }
 
   /** The first frame of a session stream: the present state. */
-  statusFrame(id: string): SessionEventOf<"status"> {
-    const rec = this.require(id);
+  async statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }> {
+    const rec = await this.require(id);
     const startedAt = this.turns.turnStartedAt(id);
-    const frame: SessionEventOf<"status"> = {
+    const frame: SessionEventOf<"status"> & { lastSeq: number } = {
       type: "status",
       sessionId: id,
       status: this.turns.status(id),
       mode: rec.mode,
       lastSeq: this.events.currentSeq(id),
-      ...this.turns.pending(id),
+      ...this.turns.pending(rec),
     };
     if (startedAt !== null) frame.startedAt = startedAt;
     const trust = this.projectTrust(rec.cwd);
@@ -265,41 +297,40 @@ export class SessionService {
     return frame;
   }
 
-  rename(id: string, title: string): SessionRecord {
-    this.require(id);
+  async rename(id: string, title: string): Promise<SessionRecord> {
+    await this.require(id);
     const t = title.trim().slice(0, 200);
-    const rec = this.update(id, { title: t || null });
-    return rec;
+    return this.update(id, { title: t || null });
   }
 
-  setPinned(id: string, pinned: boolean): SessionRecord {
-    this.require(id);
+  async setPinned(id: string, pinned: boolean): Promise<SessionRecord> {
+    await this.require(id);
     return this.update(id, { pinned });
   }
 
-  setMode(id: string, mode: SessionMode): SessionRecord {
-    this.require(id);
+  async setMode(id: string, mode: SessionMode): Promise<SessionRecord> {
+    await this.require(id);
     return this.update(id, { mode });
   }
 
-  share(id: string): string {
-    const rec = this.require(id);
+  async share(id: string): Promise<string> {
+    const rec = await this.require(id);
     if (rec.shareToken) return rec.shareToken;
     const token = randomBytes(24).toString("base64url");
-    this.update(id, { shareToken: token });
+    await this.update(id, { shareToken: token });
     return token;
   }
 
-  unshare(id: string): boolean {
-    const rec = this.require(id);
+  async unshare(id: string): Promise<boolean> {
+    const rec = await this.require(id);
     if (!rec.shareToken) return false;
-    this.update(id, { shareToken: null });
+    await this.update(id, { shareToken: null });
     return true;
   }
 
   /** An independent copy of what is in the model's context; refused while a turn runs. */
-  fork(id: string): SessionRecord {
-    const src = this.require(id);
+  async fork(id: string): Promise<SessionRecord> {
+    const src = await this.require(id);
     if (this.turns.status(id) === "running") {
       throw ApiError.conflict("A turn is running in this session; abort it before forking");
     }
@@ -317,12 +348,12 @@ export class SessionService {
       updatedAt: now,
       meta: { ...src.meta, forkedFrom: src.id },
     };
-    this.store.createSession(rec);
-    for (const m of this.store.contextMessages(id)) {
-      const { seq: _seq, createdAt: _c, ...rest } = m;
-      this.store.appendMessage(rec.id, rest);
-    }
-    const saved = this.require(rec.id);
+    await this.store.createSession(rec);
+    const copy = (await this.store.contextMessages(id)).map(({ seq: _seq, createdAt: _c, ...rest }) => rest);
+    if (this.store.appendMessages) await this.store.appendMessages(rec.id, copy);
+    else for (const m of copy) await this.store.appendMessage(rec.id, m);
+    this.indexDirectory(rec.id, rec.cwd);
+    const saved = await this.require(rec.id);
     this.announce("session_created", saved);
     return saved;
   }
@@ -338,26 +369,26 @@ export class SessionService {
   }
 
   /**
-   * Writes every published event to the store now (one synchronous transaction) instead of at the end of the
-   * tick: for the steps that must be durable before they are acknowledged (a turn's start before its 202).
+   * Writes every published event to the store now instead of at the end of the tick, and resolves once they are
+   * stored: for the steps that must be durable before they are acknowledged (a turn's start before its 202).
    */
-  commit(): void {
-    this.events.flushAll();
+  commit(): Promise<void> {
+    return this.events.durable();
   }
 
   /**
    * Empties the working set sent to the model; the visible history stays. `assertIdle` throws (409) while a
    * turn runs. Returns the first user message of the session as the original task.
    */
-  cleanContext(id: string, assertIdle: () => void): { body: { ok: true; originalTask?: string } } {
-    const rec = this.require(id);
+  async cleanContext(id: string, assertIdle: () => void): Promise<{ body: { ok: true; originalTask?: string } }> {
+    const rec = await this.require(id);
     assertIdle();
-    this.store.markOutOfContext(id);
+    await this.store.markOutOfContext(id);
     const { compactionSummary: _s, ...meta } = rec.meta;
-    this.update(id, { meta });
-    const first = this.store
-      .historyPage(id, Number.MAX_SAFE_INTEGER)
-      .messages.find((m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder);
+    await this.update(id, { meta });
+    const first = (await this.store.historyPage(id, Number.MAX_SAFE_INTEGER)).messages.find(
+      (m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder,
+    );
     const body: { ok: true; originalTask?: string } = { ok: true };
     if (first && typeof first.content === "string") body.originalTask = first.content;
     this.events.publish(id, { type: "context_cleaned" });
@@ -366,25 +397,28 @@ export class SessionService {
 
   /** Unloads the session from the daemon: ends its running turn and closes its streams. Data is kept. */
   async unload(id: string): Promise<void> {
-    this.require(id);
+    await this.require(id);
     await this.turns.abort(id, "unload");
     this.events.publish(id, { type: "session_closed" });
   }
 
   async deletePermanently(id: string): Promise<void> {
-    const rec = this.require(id);
+    const rec = await this.require(id);
     await this.turns.abort(id, "delete");
     const summary = this.summary(rec);
     this.events.publish(id, { type: "session_closed", deleted: true });
+    // Writes already queued for the session go first: none may land after its rows are gone.
+    await this.events.durable();
     this.events.forget(id);
-    this.store.deleteSession(id);
+    await this.store.deleteSession(id);
+    this.indexDirectory(id, undefined);
     this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
     this.bus.emit({ type: "session.deleted", sessionId: id, session: summary });
   }
 
   /** Persists a metadata change and announces it on both streams. */
-  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord {
-    const rec = this.store.updateSession(id, patch);
+  async update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
+    const rec = await this.store.updateSession(id, patch);
     if (!rec) throw ApiError.notFound(`Session not found: ${id}`);
     this.announce("session_update", rec);
     return rec;
@@ -394,8 +428,8 @@ export class SessionService {
    * A turn started or ended: the session's updatedAt moves and its summary, with the status the turn engine states,
    * is announced on both streams. The turn engine says what the status is; nothing here asks it back.
    */
-  statusChanged(id: string, status: SessionStatus): void {
-    const rec = this.store.updateSession(id, {});
+  async statusChanged(id: string, status: SessionStatus): Promise<void> {
+    const rec = await this.store.updateSession(id, {});
     if (rec) this.announce("session_update", rec, status);
   }
 

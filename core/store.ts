@@ -49,57 +49,93 @@ export interface EventToAppend {
   ephemeral: boolean;
 }
 
+/** A value, or a promise of it: what every store method returns. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** A feed event as stored (the all-sessions stream). */
+export interface FeedEventToAppend {
+  seq: number;
+  ts: string;
+  type: string;
+  json: string;
+}
+
+/** One write of the event log: the pending events of several sessions and of the feed, written together. */
+export interface EventBatch {
+  sessions: Array<{ sessionId: string; events: EventToAppend[] }>;
+  feed: FeedEventToAppend[];
+}
+
 /**
- * Persistence for sessions, their append-only message history and their event log. Synchronous on purpose:
- * the built-in implementation is SQLite through better-sqlite3, where a synchronous call is the fast path.
+ * Persistence for sessions, their append-only message history and their event log.
+ *
+ * Every method may answer synchronously or with a promise ({@link Awaitable}); callers always `await` it, and no
+ * caller assumes a write has completed before its promise settles. The built-in store (SQLite through
+ * better-sqlite3) answers synchronously, which keeps its path as fast as a direct call; a network database (a
+ * PostgreSQL storage plugin) answers with promises. What a store must guarantee: calls made one after the other on
+ * one store take effect in that order (a read sees every write issued before it), and a settled write is durable.
  */
 export interface SessionStore {
-  createSession(rec: SessionRecord): void;
-  getSession(id: string): SessionRecord | undefined;
+  createSession(rec: SessionRecord): Awaitable<void>;
+  getSession(id: string): Awaitable<SessionRecord | undefined>;
   /** Applies a partial update and bumps `updatedAt` unless given. Returns the new record, or undefined. */
-  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord | undefined;
+  updateSession(
+    id: string,
+    patch: Partial<Omit<SessionRecord, "id" | "createdAt">>,
+  ): Awaitable<SessionRecord | undefined>;
   /** Deletes the session with its messages and events. */
-  deleteSession(id: string): boolean;
-  listSessions(query: ListQuery): { sessions: SessionRecord[]; total: number };
+  deleteSession(id: string): Awaitable<boolean>;
+  listSessions(query: ListQuery): Awaitable<{ sessions: SessionRecord[]; total: number }>;
   /** Optional: `listSessions` with only the listing's fields (GET /sessions); the service falls back to listSessions. */
-  listEntries?(query: ListQuery): { sessions: SessionListEntry[]; total: number };
-  findByShareToken(token: string): SessionRecord | undefined;
+  listEntries?(query: ListQuery): Awaitable<{ sessions: SessionListEntry[]; total: number }>;
+  findByShareToken(token: string): Awaitable<SessionRecord | undefined>;
 
   /** Appends one message, assigning the next per-session seq; also bumps the session's updatedAt/messageCount. */
-  appendMessage(sessionId: string, msg: NewMessage): StoredMessage;
+  appendMessage(sessionId: string, msg: NewMessage): Awaitable<StoredMessage>;
+  /** Optional: appends several messages as one write (imports, forks); the caller falls back to appendMessage. */
+  appendMessages?(sessionId: string, msgs: NewMessage[]): Awaitable<void>;
   /** The most recent `turns` user turns (a page starts at a user message), before `beforeSeq` when given. */
-  historyPage(sessionId: string, turns: number, beforeSeq?: number): HistoryPage;
+  historyPage(sessionId: string, turns: number, beforeSeq?: number): Awaitable<HistoryPage>;
   /** Optional: messages with seq > afterSeq in order, at most `limit` (whole-history readers page with it). */
-  readMessages?(sessionId: string, afterSeq: number, limit: number): StoredMessage[];
+  readMessages?(sessionId: string, afterSeq: number, limit: number): Awaitable<StoredMessage[]>;
   /** Messages currently in the model's context, in order. */
-  contextMessages(sessionId: string): StoredMessage[];
+  contextMessages(sessionId: string): Awaitable<StoredMessage[]>;
   /** Marks messages up to and including `seq` as out of context (all when seq is undefined). */
-  markOutOfContext(sessionId: string, uptoSeq?: number): void;
+  markOutOfContext(sessionId: string, uptoSeq?: number): Awaitable<void>;
   /** Deletes messages with seq >= fromSeq (undo). */
-  truncateMessages(sessionId: string, fromSeq: number): void;
-  hasClientMessageId(sessionId: string, clientMessageId: string): boolean;
+  truncateMessages(sessionId: string, fromSeq: number): Awaitable<void>;
+  hasClientMessageId(sessionId: string, clientMessageId: string): Awaitable<boolean>;
   /** Full-text search over message text of all sessions (or one), newest first. */
-  searchMessages(query: string, opts?: { sessionId?: string; excludeSessionId?: string; limit?: number }): MessageHit[];
+  searchMessages(
+    query: string,
+    opts?: { sessionId?: string; excludeSessionId?: string; limit?: number },
+  ): Awaitable<MessageHit[]>;
 
-  appendEvents(sessionId: string, events: EventToAppend[]): void;
+  appendEvents(sessionId: string, events: EventToAppend[]): Awaitable<void>;
   /** Events with seq > afterSeq in order, at most `limit`. */
-  readEvents(sessionId: string, afterSeq: number, limit: number, opts?: { durableOnly?: boolean }): StoredEvent[];
+  readEvents(
+    sessionId: string,
+    afterSeq: number,
+    limit: number,
+    opts?: { durableOnly?: boolean },
+  ): Awaitable<StoredEvent[]>;
   /** The high-water mark of reserved event sequence numbers (see SessionEventLog). */
-  eventSeqReserved(sessionId: string): number;
-  reserveEventSeq(sessionId: string, upTo: number): void;
+  eventSeqReserved(sessionId: string): Awaitable<number>;
+  reserveEventSeq(sessionId: string, upTo: number): Awaitable<void>;
 
   /** The all-sessions feed (lifecycle events), with its own global sequence. */
-  appendFeed(event: { seq: number; ts: string; type: string; json: string }): void;
-  readFeed(afterSeq: number, limit: number): StoredEvent[];
-  feedSeq(): number;
+  appendFeed(event: FeedEventToAppend): Awaitable<void>;
+  readFeed(afterSeq: number, limit: number): Awaitable<StoredEvent[]>;
+  feedSeq(): Awaitable<number>;
 
   /**
-   * Optional: runs `fn` as one transaction (store calls inside it join it). The event log writes the batched
-   * deltas of all sessions through it, one commit per batch instead of one per session.
+   * Optional: writes a batch of events (several sessions and the feed) as one transaction. The event log writes
+   * the pending events of all sessions through it, one commit per flush instead of one per session. When it
+   * fails, the log writes the batch's parts one at a time, so one failing session does not lose the others'.
    */
-  batch?<T>(fn: () => T): T;
+  appendBatch?(batch: EventBatch): Awaitable<void>;
 
-  close(): void;
+  close(): Awaitable<void>;
 }
 
 export const SessionStoreToken = createToken<SessionStore>("session-store");

@@ -1,5 +1,6 @@
 import type { EndReason } from "./events.js";
-import type { SessionStatus } from "./session-types.js";
+import type { SessionRecord, SessionStatus, SessionWaiting } from "./session-types.js";
+import type { SessionListEntry } from "./store.js";
 import { createToken } from "./tokens.js";
 
 /**
@@ -15,7 +16,14 @@ export interface TurnController {
   /** Live, not yet persisted blocks of the running turn (null when nothing is streaming). */
   streaming(sessionId: string): unknown[] | null;
   /** Pending decisions shown in GET /sessions/{id} and the first SSE frame (question, confirmations, ...). */
-  pending(sessionId: string): Record<string, unknown>;
+  pending(rec: SessionRecord): Record<string, unknown>;
+  /**
+   * What the session waits for from its user, if anything (summaries' `waiting`): called for every session of a
+   * listing, so it reads memory only. Given a full record (with `meta`), the record's pending plan transition
+   * decides `"plan"`; given a listing entry, what the controller remembers of it. Optional: without it no summary
+   * says `waiting`.
+   */
+  waiting?(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined;
   /** Ends the running turn (if any) with `end{reason:"aborted"}` and resolves once it has ended. */
   abort(sessionId: string, why: "user" | "unload" | "delete" | "shutdown"): Promise<void>;
   /** Aborts every running turn (daemon shutdown). */
@@ -30,6 +38,7 @@ export const idleTurns: TurnController = {
   turnStartedAt: () => null,
   streaming: () => null,
   pending: () => ({}),
+  waiting: () => undefined,
   abort: async () => {},
   abortAll: async () => {},
 };

@@ -181,6 +181,13 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }
 
   await pluginHost.load(sources);
+  if (!services.has(SessionStoreToken.id)) {
+    throw new DaemonStartError(
+      "no session store: the storage-sqlite plugin is disabled or failed, and no other plugin provides the store",
+    );
+  }
+  // The store comes from a plugin: the log reads the feed's position from it before anything is published.
+  await services.get(SessionEventLogToken).open();
   await pluginHost.start();
   const sessionService = sessions();
   projectPlugins = await startProjectPlugins({
@@ -283,7 +290,10 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
         server?.closeAllConnections();
         await closed;
-        services.tryGet(SessionEventLogToken)?.close();
+        await services
+          .tryGet(SessionEventLogToken)
+          ?.close()
+          .catch((err) => log.error({ err }, "could not write the last events"));
         await projectPlugins?.unloadAll();
         await pluginHost.stop();
         removeServerInfo(home, instanceId);

@@ -178,9 +178,9 @@ export function hostRoutes(
       query: TokenQuery,
       queryToken: true,
       responses: { 200: EventStreamResponse },
-      handler: (req) => {
+      handler: async (req) => {
         const svc = sessions();
-        svc.require(req.params.id);
+        await svc.require(req.params.id);
         return { sse: (stream) => streamSession(stream, req.params.id, svc, log()) };
       },
     }),

@@ -276,6 +276,8 @@ export class PluginHost {
     const byKey = new Map<string, Entry>();
     for (const e of this.entries) {
       byKey.set(e.manifest.id, e);
+      // A disabled (or already failed) plugin provides nothing: another one's `provides` orders its dependents.
+      if (e.state !== "pending") continue;
       for (const p of e.manifest.provides ?? []) if (!byKey.has(p)) byKey.set(p, e);
     }
     const out: Entry[] = [];

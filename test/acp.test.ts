@@ -74,7 +74,8 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(res.stopReason).to.equal("end_turn");
     expect(acp.text(id)).to.equal("Hello from agentd");
     expect(acp.text(id, "agent_thought_chunk")).to.equal("thinking it over");
-    expect(acp.of(id, "agent_message_chunk").length).to.equal(3);
+    // One chunk per token event: the provider's chunks that reach the daemon in one read travel together.
+    expect(acp.of(id, "agent_message_chunk").length).to.be.within(1, 3);
     const s = await d.get(`/sessions/${id}`);
     expect(s.body.messages.map((m: { content: string }) => m.content)).to.deep.equal([
       "say hello",

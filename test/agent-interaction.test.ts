@@ -267,8 +267,9 @@ describe("agent interactions: confirmations, questions, todos, plans, sub-agents
       // 409 while a turn runs.
       let release!: () => void;
       fake.script(turn({ content: "x" }, { waitFor: new Promise<void>((r) => (release = r)) }));
+      const from = sse.frames.length;
       await chat("build it");
-      await sse.waitFor((f) => f.json?.type === "status" && f.json.status === "running", 5000, sse.frames.length - 1);
+      await sse.waitFor((f) => f.json?.type === "status" && f.json.status === "running", 5000, from);
       expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(409);
       expect((await d.post(`/sessions/${id}/clean-context`)).status).to.equal(409);
       release();

@@ -142,6 +142,8 @@ describe("client contract: trust prompt for late clients, query token, fork, com
       fake.script(text("hello there"));
       expect((await d.post(`/sessions/${id}/chat`, { text: "hi" })).status).to.equal(202);
       await session.next((e) => e.type === "end");
+      // The turn is over once the session is announced idle (its summary follows `end`, once stored).
+      await session.next((e) => e.type === "session_update" && (e.session as Json)?.status === "idle");
       await all.next((e) => e.type === "session_update" && e.sessionId === id);
       // The same events, in the same order, as a client authenticated by header.
       const audit = (await d.get(`/sessions/${id}/events/history`)).body.events.map((e: Json) => e.type);

@@ -100,7 +100,11 @@ describe("session export and import", function () {
     const id = await d.createSession({ cwd: d.home });
     const store = d.daemon.services.get(SessionStoreToken);
     for (let i = 0; i < 450; i++) {
-      store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message ${i}`, inContext: i >= 100 });
+      await store.appendMessage(id, {
+        role: i % 2 ? "assistant" : "user",
+        content: `message ${i}`,
+        inContext: i >= 100,
+      });
     }
     const doc = await exportJson(id);
     expect(doc.messages).to.have.length(450);
@@ -112,7 +116,7 @@ describe("session export and import", function () {
     expect(imported.status).to.equal(201);
     const again = await exportJson(imported.body.id);
     expect(again.messages).to.deep.equal(doc.messages);
-    expect(store.contextMessages(imported.body.id)).to.have.length(350);
+    expect(await store.contextMessages(imported.body.id)).to.have.length(350);
   });
 
   it("answers 404 for an unknown session and 400 for a bad document or format", async () => {

@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { type Provider, type ProviderDelta, type ProviderRequest, reasoningRequestFields } from "../core/index.js";
 import { ModelCache } from "../plugins/provider-openai/model-cache.js";
-import { createOpenAIProvider, mapChunk, type OpenAIProviderOptions } from "../plugins/provider-openai/provider.js";
+import {
+  coalesce,
+  createOpenAIProvider,
+  mapChunk,
+  type OpenAIProviderOptions,
+} from "../plugins/provider-openai/provider.js";
 import { verifyProvider } from "../plugins/provider-openai/verify.js";
 import { type FakeProvider, fail, reset, startFakeProvider, text, turn } from "../testing/fake-provider.js";
 
@@ -124,6 +129,54 @@ describe("provider-openai", () => {
       expect(mapChunk(chunk as unknown as Parameters<typeof mapChunk>[0])).to.deep.equal([
         { type: "reasoning", text: "hmm" },
       ]);
+    });
+
+    it("joins adjacent text deltas of one kind, keeping the order of everything else and the deltas given", () => {
+      const given: ProviderDelta[] = [
+        { type: "reasoning", text: "a" },
+        { type: "reasoning", text: "b" },
+        { type: "content", text: "c" },
+        { type: "content", text: "d" },
+        { type: "tool_call", index: 0, id: "t", name: "x" },
+        { type: "content", text: "e" },
+        { type: "finish", reason: "stop" },
+      ];
+      const copy = structuredClone(given);
+      expect(coalesce(given)).to.deep.equal([
+        { type: "reasoning", text: "ab" },
+        { type: "content", text: "cd" },
+        { type: "tool_call", index: 0, id: "t", name: "x" },
+        { type: "content", text: "e" },
+        { type: "finish", reason: "stop" },
+      ]);
+      expect(given).to.deep.equal(copy);
+    });
+
+    it("streams the chunks of one network read as one content delta, and never waits to join later reads", async () => {
+      let next!: () => void;
+      const second = new Promise<void>((resolve) => (next = resolve));
+      const chunk = (content: string) =>
+        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+      const server = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(chunk("one ") + chunk("two ") + chunk("three "));
+        void second.then(() => res.end(`${chunk("four ")}${chunk("five")}data: [DONE]\n\n`));
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      try {
+        const p = createOpenAIProvider({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+        const seen: string[] = [];
+        for await (const d of p.stream(request(), new AbortController().signal)) {
+          if (d.type !== "content") continue;
+          seen.push(d.text);
+          // The rest is written only once the first read has come through: it cannot have been waited for.
+          if (seen.length === 1) next();
+        }
+        expect(seen).to.deep.equal(["one two three ", "four five"]);
+      } finally {
+        server.close();
+      }
     });
 
     it("ends without finish when the connection is cut mid-stream, and does not retry", async () => {

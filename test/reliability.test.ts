@@ -131,7 +131,7 @@ describe("reliability: defects found by fuzzing and stress", function () {
 
 /** Defect 8: what is kept per session is bounded, and bounding it never breaks the sequence numbers. */
 describe("reliability: bounded per-session memory", () => {
-  it("keeps the sequence state of a bounded number of sessions and continues every sequence exactly", () => {
+  it("keeps the sequence state of a bounded number of sessions and continues every sequence exactly", async () => {
     const store = openSqliteStore(":memory:");
     const log = new SessionEventLog(store, new EventBus(silentLogger), silentLogger);
     const at = "2024-01-01T00:00:00.000Z";
@@ -164,7 +164,7 @@ describe("reliability: bounded per-session memory", () => {
     const second = ids.map((id) => publish(id, "two"));
     expect(second).to.deep.equal(first.map((s) => s + 1));
     expect((log as unknown as { seqs: Map<string, unknown> }).seqs.size).to.be.at.most(2000);
-    log.close();
+    await log.close();
     store.close();
   });
 });

@@ -20,10 +20,10 @@ describe("typed session metadata", () => {
   it("keeps a plugin's declared key, typed, through the store next to the built-in keys", async () => {
     const id = await d.createSession();
     const svc = d.daemon.services.get(SessionServiceToken);
-    const rec = svc.require(id);
+    const rec = await svc.require(id);
     const meta: SessionMeta = { ...rec.meta, "meta-probe.visits": 2, turnCap: 40 };
-    svc.update(id, { meta });
-    const back = svc.require(id).meta;
+    await svc.update(id, { meta });
+    const back = (await svc.require(id)).meta;
     const visits: number | undefined = back["meta-probe.visits"];
     const cap: number | undefined = back.turnCap;
     expect(visits).to.equal(2);

@@ -137,7 +137,7 @@ describe("sessions: lifecycle and metadata", () => {
     expect(deleted.json.sessionId).to.equal(a);
     expect((await d.get(`/sessions/${a}`)).status).to.equal(404);
     expect((await d.delete(`/sessions/${a}/permanent`)).status).to.equal(404);
-    expect(d.daemon.services.get(SessionStoreToken).getSession(a)).to.equal(undefined);
+    expect(await d.daemon.services.get(SessionStoreToken).getSession(a)).to.equal(undefined);
     feed.close();
     stream.close();
   });
@@ -146,7 +146,7 @@ describe("sessions: lifecycle and metadata", () => {
     const a = await d.createSession({ cwd });
     await d.post(`/sessions/${a}/rename`, { title: "renamed" });
     const log = d.daemon.services.get(SessionServiceToken);
-    expect(log.find(a)?.title).to.equal("renamed");
+    expect((await log.find(a))?.title).to.equal("renamed");
     const hist = await d.get(`/sessions/${a}/events/history`);
     expect(hist.status).to.equal(200);
     const types = hist.body.events.map((e: { type: string }) => e.type);

@@ -218,7 +218,7 @@ describe("settings and themes plugins", () => {
       expect(res.body).to.not.have.property("current");
 
       const svc = d.daemon.services.get(SessionServiceToken);
-      svc.update(id, { meta: { ...svc.require(id).meta, reasoningEffort: "high" } });
+      await svc.update(id, { meta: { ...(await svc.require(id)).meta, reasoningEffort: "high" } });
       expect((await d.get(`/sessions/${id}/reasoning-options`)).body.current).to.equal("high");
 
       const missing = await d.get("/sessions/nosuchsession/reasoning-options");

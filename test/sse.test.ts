@@ -53,6 +53,30 @@ describe("SSE event streams", () => {
     b.close();
   });
 
+  it("resumes with Last-Event-ID while events keep coming: the replay and the live events meet exactly", async () => {
+    for (let i = 0; i < 300; i++) publish("token", { text: `t${i}` });
+    const cut = publish("token", { text: "cut" });
+    // Events keep being published, one per macrotask, while the client connects and is replayed from the store
+    // (with an asynchronous store the reads answer later than the events they must meet).
+    let running = true;
+    let n = 0;
+    const producer = (async () => {
+      while (running) {
+        publish("token", { text: `live${n++}` });
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    })();
+    const b = await d.sse(`/sessions/${id}/events`, { lastEventId: cut - 200 });
+    await b.waitFor((f) => f.json?.text === "live50");
+    running = false;
+    await producer;
+    const done = publish("tool_start", { id: "x", name: "probe", args: "{}" });
+    await b.waitForType("tool_start");
+    const s = b.frames.filter((f) => f.id !== undefined).map((f) => Number(f.id));
+    expect(s).to.deep.equal(Array.from({ length: done - (cut - 200) }, (_, i) => cut - 199 + i));
+    b.close();
+  });
+
   it("works with a standard EventSource client, which reconnects by itself with Last-Event-ID", async () => {
     const token = d.token;
     const received: Array<{ id: string; text?: string; type: string }> = [];

@@ -50,7 +50,13 @@ describe("terminal client: agentd run / sessions / attach", function () {
       .split("\n")
       .map((l) => JSON.parse(l) as { type: string; text?: string; reason?: string });
     expect(events[0]?.type).to.equal("status");
-    expect(events.filter((e) => e.type === "token").map((e) => e.text)).to.deep.equal(["a", "b"]);
+    // (Chunks that reach the daemon in one read travel as one token event.)
+    expect(
+      events
+        .filter((e) => e.type === "token")
+        .map((e) => e.text)
+        .join(""),
+    ).to.equal("ab");
     expect(events.find((e) => e.type === "end")?.reason).to.equal("stop");
   });
 
@@ -155,6 +161,40 @@ describe("terminal client: agentd run / sessions / attach", function () {
     const list = await d.get("/sessions");
     const s = (await d.get(`/sessions/${list.body[0].id}`)).body;
     expect(s.status).to.equal("idle");
+  });
+
+  it("sessions marks a session that waits for its user (a pending question) until it is answered", async () => {
+    const id = (await d.post("/sessions", { cwd, title: "asking session" })).body.id as string;
+    const sse = await d.sse(`/sessions/${id}/events`);
+    const questions = [
+      {
+        question: "Which database?",
+        options: [
+          { label: "Postgres", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
+    ];
+    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    await d.post(`/sessions/${id}/chat`, { text: "set it up" });
+    await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
+    const row = async () => {
+      const list = agentd(d.home, ["sessions"]);
+      expect(await list.exited).to.equal(0);
+      return (
+        list
+          .stdout()
+          .split("\n")
+          .find((l) => l.includes("asking session")) ?? ""
+      );
+    };
+    expect(await row()).to.match(new RegExp(`^${id}\\s+needs you: question\\s`));
+    expect((await d.post(`/sessions/${id}/question`, { values: ["pg"] })).status).to.equal(202);
+    await sse.waitForType("end");
+    sse.close();
+    const after = await row();
+    expect(after).to.not.include("needs you");
+    expect(after).to.match(new RegExp(`^${id}\\s+build\\s`));
   });
 
   it("sessions lists them (table and --json); attach prints history and live events", async () => {

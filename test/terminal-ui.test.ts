@@ -220,6 +220,37 @@ describe("terminal client: interactive, in tmux", function () {
     expect((await d.get(`/sessions/${first}`)).body.messageCount).to.equal(0);
   });
 
+  it("/sessions marks a session that waits for its user", async () => {
+    const p = await open();
+    const other = (await d.post("/sessions", { cwd, title: "asking work" })).body.id as string;
+    const sse = await d.sse(`/sessions/${other}/events`);
+    const questions = [
+      {
+        question: "Which database?",
+        options: [
+          { label: "Postgres", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
+    ];
+    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    await d.post(`/sessions/${other}/chat`, { text: "set it up" });
+    await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
+    await send(p, "/sessions");
+    const screen = await p.waitFor("Switch to a session");
+    const line = screen.split("\n").find((l) => l.includes("asking work")) ?? "";
+    expect(line, screen).to.include("[needs you: question]");
+    await p.keys("Escape");
+    await p.waitFor((s) => !s.includes("Switch to a session"));
+    expect((await d.post(`/sessions/${other}/question`, { values: ["pg"] })).status).to.equal(202);
+    await sse.waitForType("end");
+    sse.close();
+    await send(p, "/sessions");
+    const again = await p.waitFor("Switch to a session");
+    const line2 = again.split("\n").find((l) => l.includes("asking work")) ?? "";
+    expect(line2, again).to.include("asking work").and.not.include("needs you");
+  });
+
   it("completes slash commands with Tab and keeps the layout on resize", async () => {
     const p = await open([], { width: 100, height: 30 });
     await p.type("/pla");

@@ -157,6 +157,65 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     expect(back).to.include("sqlite");
   });
 
+  it("marks a session that waits for its user in the list, live, until it is answered", async () => {
+    const here = await d.createSession({ cwd: work, title: "Session on screen" });
+    const there = await d.createSession({ cwd: work, title: "Session asking" });
+    await page.goto(`${d.baseUrl}/#/s/${here}`);
+    await message().waitFor();
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    const row = nav.getByRole("link", { name: /Session asking/ });
+    await row.waitFor();
+    const badge = row.locator(".waiting");
+    expect(await badge.count()).to.equal(0);
+    // The other session asks (driven over the API, as another client would): its row says so at once.
+    const questions = [
+      {
+        question: "Which database?",
+        options: [
+          { label: "PostgreSQL", value: "pg" },
+          { label: "SQLite", value: "sqlite" },
+        ],
+      },
+    ];
+    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("SQLite it is."));
+    expect((await d.post(`/sessions/${there}/chat`, { text: "set up storage" })).status).to.equal(202);
+    await badge.waitFor();
+    expect(await badge.textContent()).to.equal("Needs you: answer a question");
+    expect(
+      await nav
+        .getByRole("link", { name: /Session on screen/ })
+        .locator(".waiting")
+        .count(),
+    ).to.equal(0);
+    // It reads in the daemon's light and dark themes (the page's own choice, dropped again afterwards).
+    for (const t of ["light", "dark"]) {
+      await page.evaluate((id) => localStorage.setItem("agentd.theme", id), t);
+      await page.reload();
+      // The theme's palette is painted (its warning colour is the marker's).
+      await page.waitForFunction(
+        (id) =>
+          document.documentElement.dataset.theme === id &&
+          document.documentElement.style.getPropertyValue("--attn") !== "",
+        t,
+      );
+      await badge.waitFor();
+      await nav.screenshot({ path: join(SHOTS, `sessions-waiting-${t}.png`) });
+    }
+    await page.evaluate(() => localStorage.removeItem("agentd.theme"));
+    // At phone width the list is behind the menu button, which counts the other sessions that need the user.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("button", { name: "Show sessions (1 need you)" }).waitFor();
+    await page.screenshot({ path: join(SHOTS, "phone-waiting.png"), clip: { x: 0, y: 0, width: 390, height: 120 } });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // Answered in the UI: the marker goes.
+    await row.click();
+    await page.getByRole("radio", { name: "SQLite" }).check();
+    await page.getByRole("button", { name: "Answer" }).click();
+    await badge.waitFor({ state: "detached" });
+    await transcript().getByText("SQLite it is.").waitFor();
+    expect(await badge.count()).to.equal(0);
+  });
+
   it("approves a plan in plan mode and shows the todo list", async () => {
     const id = await openSession();
     const modeSet = page.waitForResponse((r) => r.url().endsWith("/mode"));

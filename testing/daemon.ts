@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Plugin } from "../core/plugin.js";
 import { type Daemon, type DaemonOptions, startDaemon } from "../host/daemon.js";
-import type { PluginSource } from "../host/plugin-sources.js";
+import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
 import type { ServerInfo } from "../host/state.js";
+import { builtinPlugins } from "../plugins/index.js";
 import { SseClient } from "./sse.js";
 
 export interface ApiResponse<T = unknown> {
@@ -137,6 +139,7 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
     builtins: opts.builtins,
     validateResponses: true,
   };
+  dopts.builtins = await withTestStore(opts.builtins);
   const daemon = await startDaemon(dopts);
   const client = new ApiClient(daemon.url, daemon.info.token);
   let stopped = false;
@@ -157,6 +160,21 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
       rmSync(home, { recursive: true, force: true });
     },
   });
+}
+
+/**
+ * `AGENTD_TEST_STORE=<module>`: every daemon of the run stores its sessions through the plugin that module exports
+ * by default (in place of `storage-sqlite`), so a whole black-box suite proves a storage plugin. Daemons started as
+ * child processes (`spawnDaemon`) keep the built-in store.
+ */
+async function withTestStore(builtins: PluginSource[] | undefined): Promise<PluginSource[] | undefined> {
+  const spec = process.env.AGENTD_TEST_STORE;
+  if (!spec) return builtins;
+  const mod = (await import(pathToFileURL(resolve(spec)).href)) as { default?: Plugin };
+  if (!mod.default?.manifest) throw new Error(`AGENTD_TEST_STORE=${spec} does not export a plugin by default`);
+  const list = builtins ?? builtinPlugins.map(builtinSource);
+  if (!list.some((s) => s.manifest.id === "storage-sqlite")) return list;
+  return [...list.filter((s) => s.manifest.id !== "storage-sqlite"), builtinSource(mod.default)];
 }
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));

@@ -1292,6 +1292,7 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+      waiting?: components["schemas"]["SessionWaiting"];
       /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
       lastSeq?: number;
       [key: string]: unknown;
@@ -1418,6 +1419,7 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
+      waiting?: components["schemas"]["SessionWaiting"];
     };
     /**
      * SessionUpdateEvent
@@ -1444,6 +1446,11 @@ export interface components {
       uncachedTokens: number;
       subagentTokens: number;
     };
+    /**
+     * SessionWaiting
+     * @description Present only while the session waits for its user's decision, the most urgent when several are pending: `confirmation` a dangerous command waits to be allowed or denied (POST /sessions/{id}/bash-confirm; it times out as denied), `question` the turn waits for an answer (POST /sessions/{id}/question), `plan` a finished plan waits for approval (POST /sessions/{id}/plan-transition; the turn has ended). A `session_update` announces the summary again when it appears, changes or clears. The details are in GET /sessions/{id} and the first frame of the session's stream
+     */
+    SessionWaiting: "confirmation" | "question" | "plan";
     /** ShareLink */
     ShareLink: {
       /** @constant */

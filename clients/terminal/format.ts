@@ -114,6 +114,12 @@ export function formatQuestions(questions: QuestionSpec[]): string {
     .join("\n");
 }
 
+/** What a session waits for from its user (a summary's `waiting`) as a list shows it, or "" when nothing. */
+export function waitingMark(waiting: "confirmation" | "question" | "plan" | undefined): string {
+  if (!waiting) return "";
+  return `needs you: ${waiting === "confirmation" ? "confirm command" : waiting === "plan" ? "approve plan" : "question"}`;
+}
+
 export function shortId(id: string): string {
   return id.length > 10 ? id.slice(0, 10) : id;
 }

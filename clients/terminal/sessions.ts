@@ -2,7 +2,7 @@
 import { ok, type Schemas } from "../api/client.js";
 import { subscribe } from "../api/events.js";
 import { connect } from "./connect.js";
-import { ago, EXIT, type ToolResultLike, toolError, toolLine } from "./format.js";
+import { ago, EXIT, type ToolResultLike, toolError, toolLine, waitingMark } from "./format.js";
 
 export async function sessionsCommand(opts: { home?: string; json?: boolean; limit?: number }): Promise<number> {
   const conn = await connect(opts.home);
@@ -19,7 +19,7 @@ export async function sessionsCommand(opts: { home?: string; json?: boolean; lim
   }
   const rows = page.sessions.map((s) => [
     s.id,
-    s.status === "running" ? "running" : s.mode,
+    waitingMark(s.waiting) || (s.status === "running" ? "running" : s.mode),
     ago(s.updatedAt),
     String(s.messageCount),
     s.title ?? "(untitled)",

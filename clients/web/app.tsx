@@ -16,6 +16,7 @@ import {
   panel,
   select,
   selectedId,
+  sessions,
   showToast,
   sidebarOpen,
   theme,
@@ -183,17 +184,19 @@ export function App() {
       .catch(() => undefined);
   }, []);
   const id = selectedId.value;
+  // Other sessions waiting for the user: at phone width the list is behind the menu button, which then says so.
+  const waitingElsewhere = sessions.value.filter((s) => s.waiting && s.id !== id).length;
   return (
     <div class="app">
       <header class="topbar">
         <button
           type="button"
           class="menu"
-          aria-label="Show sessions"
+          aria-label={waitingElsewhere ? `Show sessions (${waitingElsewhere} need you)` : "Show sessions"}
           aria-expanded={sidebarOpen.value}
           onClick={() => (sidebarOpen.value = !sidebarOpen.value)}
         >
-          ☰
+          ☰{waitingElsewhere > 0 && <span class="menu-attn">{waitingElsewhere}</span>}
         </button>
         <button type="button" class="brand" onClick={() => select(null)}>
           agentd

@@ -17,12 +17,25 @@ export async function loadSessions(more = false): Promise<void> {
   sessionTotal.value = page.total;
 }
 
-/** Other tabs and devices: the all-sessions stream says what changed; the list is re-read (debounced). */
+/** A summary from the feed replaces the listed one at once (status, waiting); the order follows with the re-read. */
+function patchSession(s: SessionSummary): void {
+  const i = sessions.value.findIndex((x) => x.id === s.id);
+  if (i < 0) return;
+  const next = [...sessions.value];
+  next[i] = s;
+  sessions.value = next;
+}
+
+/**
+ * Other tabs and devices: the all-sessions stream says what changed. A session's new summary is shown at once; the
+ * list is re-read too (debounced), for its order and for sessions not on the page yet.
+ */
 function followSessions(): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const es = new EventSource("/api/v1/sessions/events");
   es.onmessage = (m) => {
     const e = JSON.parse(m.data as string) as Schemas["SessionEvent"];
+    if (e.type === "session_update") patchSession(e.session);
     if (e.type === "connected" || e.type.startsWith("session_") || e.type === "status") {
       clearTimeout(timer);
       timer = setTimeout(() => void loadSessions().catch(() => undefined), 150);
@@ -42,6 +55,21 @@ function group(s: SessionSummary): string {
   if (age < 2 * day) return "Yesterday";
   if (age < 7 * day) return "This week";
   return "Older";
+}
+
+const WAITING: Record<NonNullable<SessionSummary["waiting"]>, string> = {
+  confirmation: "confirm a command",
+  question: "answer a question",
+  plan: "approve the plan",
+};
+
+/** The marker of a session that waits for its user: what for, readable at a glance. */
+function WaitingBadge({ waiting }: { waiting: NonNullable<SessionSummary["waiting"]> }) {
+  return (
+    <span class="waiting" data-waiting={waiting} title={`This session waits for you to ${WAITING[waiting]}`}>
+      Needs you: {WAITING[waiting]}
+    </span>
+  );
 }
 
 export function titleOf(s: { title?: string; id: string; cwd: string }): string {
@@ -98,6 +126,7 @@ export function Sidebar() {
                         ●
                       </span>
                     )}
+                    {s.waiting && <WaitingBadge waiting={s.waiting} />}
                     <span class="sub">
                       {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {s.model || "no model"}
                     </span>

@@ -25,6 +25,7 @@ const THEME_VARS: Record<string, string> = {
   accent: "--accent",
   error: "--danger",
   success: "--add",
+  warning: "--attn",
 };
 
 function readHash(): string | null {

@@ -15,55 +15,63 @@ type Emit = (e: SessionEvent) => void;
 export class TurnBookkeeping {
   constructor(private readonly deps: AgentDeps) {}
 
-  /** A turn started: `status: running` on the session stream, `turn.started` on the bus, the summary on the feed. */
+  /**
+   * A turn started: `status: running` on the session stream, `turn.started` on the bus. Its summary follows once the
+   * turn's first message is stored (`persistUser`), which moves the session's updatedAt.
+   */
   started(rec: SessionRecord, t: ActiveTurn, emit: Emit): void {
     emit({ type: "status", status: "running", startedAt: t.startedAt });
     this.deps.bus.emit({ type: "turn.started", sessionId: rec.id, cwd: rec.cwd, startedAt: t.startedAt });
-    this.deps.statusChanged(rec.id, "running");
   }
 
   /** The turn's last words while it still counts as running: its timing, then its one `end` event. */
-  ending(t: ActiveTurn, reason: EndReason, emit: Emit): void {
-    const ended = this.deps.store.getSession(t.sessionId);
-    if (ended) {
-      const provider = this.deps.provider(ended)?.id;
-      emit({ type: "turn_meta", model: ended.model, provider, totalMs: Date.now() - t.startedAt });
+  ending(t: ActiveTurn, rec: SessionRecord | undefined, reason: EndReason, emit: Emit): void {
+    if (rec) {
+      const provider = this.deps.provider(rec)?.id;
+      emit({ type: "turn_meta", model: rec.model, provider, totalMs: Date.now() - t.startedAt });
     }
     emit({ type: "end", reason, ...(t.capped && reason === "stop" ? { limit: "iterations" } : {}) });
   }
 
   /** The session is idle again: `status: idle`, the session totals, the summary, `turn.ended` on the bus. */
-  ended(t: ActiveTurn, reason: EndReason, emit: Emit): SessionRecord | undefined {
+  ended(t: ActiveTurn, rec: SessionRecord | undefined, reason: EndReason, emit: Emit): void {
     emit({ type: "status", status: "idle" });
-    const rec = this.deps.store.getSession(t.sessionId);
     if (rec) {
       emit({ type: "session_end", usage: rec.usage, messageCount: rec.messageCount });
-      this.deps.statusChanged(t.sessionId, "idle");
+      this.statusChanged(t.sessionId, "idle");
     }
     this.deps.bus.emit({ type: "turn.ended", sessionId: t.sessionId, reason });
-    return rec;
+  }
+
+  /** The summary with the new status, announced once the session's updatedAt is stored (in call order). */
+  private statusChanged(sessionId: string, status: "running" | "idle"): void {
+    this.deps.statusChanged(sessionId, status).catch((err) => {
+      this.deps.log.error({ err, sessionId }, "could not record the session's status");
+    });
   }
 
   /**
    * Stores a user message; the first one (not a reminder) of an untitled session names it. `opensTurn`: the message
-   * a turn starts with (announced so on the bus, e.g. for file checkpoints).
+   * a turn starts with (announced so on the bus, e.g. for file checkpoints); the session's summary, now running, is
+   * announced with it (the stored message moved its updatedAt: no write of its own).
    */
-  persistUser(sessionId: string, m: QueuedMessage, meta?: Record<string, unknown>, opensTurn = false): StoredMessage {
-    const stored = this.deps.store.appendMessage(sessionId, {
+  async persistUser(
+    sessionId: string,
+    m: QueuedMessage,
+    meta?: Record<string, unknown>,
+    opensTurn = false,
+  ): Promise<StoredMessage> {
+    const stored = await this.deps.store.appendMessage(sessionId, {
       role: "user",
       content: m.content,
       clientMessageId: m.clientMessageId,
       meta,
     });
-    const rec = this.deps.store.getSession(sessionId);
-    if (rec && !rec.title && !meta?.reminder) {
-      const text =
-        typeof m.content === "string"
-          ? m.content
-          : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
-      const title = text.replace(/\s+/g, " ").trim();
-      if (title) this.deps.updateSession(sessionId, { title: title.length > 60 ? `${title.slice(0, 60)}…` : title });
-    }
+    const rec = await this.deps.store.getSession(sessionId);
+    const title = rec && !rec.title && !meta?.reminder ? titleOf(m.content) : "";
+    // Setting the title announces the summary; otherwise the turn's first message does.
+    if (title) await this.deps.updateSession(sessionId, { title });
+    else if (rec && opensTurn) this.deps.announce(rec);
     const message: AppendedMessage = { role: "user", seq: stored.seq };
     if (m.clientMessageId) message.clientMessageId = m.clientMessageId;
     this.deps.bus.emit({ type: "message.appended", sessionId, message, opensTurn });
@@ -71,19 +79,20 @@ export class TurnBookkeeping {
   }
 
   /** Stores and announces the messages waiting in one queue of the turn; false when it was empty. */
-  drain(t: ActiveTurn, queue: "steering" | "followups", emit: Emit): boolean {
+  async drain(t: ActiveTurn, queue: "steering" | "followups", emit: Emit): Promise<boolean> {
     const items = t[queue].splice(0);
     if (!items.length) return false;
-    const messages = items.map((m) => {
-      const stored = this.persistUser(t.sessionId, m);
-      return { role: "user", content: stored.content, clientMessageId: m.clientMessageId, seq: stored.seq };
-    });
+    const messages = [];
+    for (const m of items) {
+      const stored = await this.persistUser(t.sessionId, m);
+      messages.push({ role: "user", content: stored.content, clientMessageId: m.clientMessageId, seq: stored.seq });
+    }
     emit({ type: queue === "steering" ? "steering_injected" : "followup_injected", messages });
     return true;
   }
 
   /** Adds a model call's tokens to the session's totals and announces the call's usage. */
-  usage(rec: SessionRecord, out: CallOutcome, contextWindow: number, emit: Emit): void {
+  async usage(rec: SessionRecord, out: CallOutcome, contextWindow: number, emit: Emit): Promise<void> {
     if (!out.usage) return;
     const u = { ...rec.usage };
     u.promptTokens += out.usage.promptTokens;
@@ -91,7 +100,7 @@ export class TurnBookkeeping {
     u.totalTokens += out.usage.totalTokens;
     u.cacheReadTokens += out.usage.cacheReadTokens ?? 0;
     u.uncachedTokens += out.usage.promptTokens - (out.usage.cacheReadTokens ?? 0);
-    this.deps.store.updateSession(rec.id, { usage: u });
+    await this.deps.store.updateSession(rec.id, { usage: u });
     emit({
       type: "usage",
       usage: out.usage,
@@ -102,15 +111,15 @@ export class TurnBookkeeping {
   }
 
   /** Stores what a model call produced (text, thinking, complete tool calls) and announces it. */
-  assistant(
+  async assistant(
     rec: SessionRecord,
     provider: Provider,
     out: CallOutcome,
     toolCalls: CallOutcome["toolCalls"],
     emit: Emit,
-  ): void {
+  ): Promise<void> {
     if (!out.content && !out.thinking && !toolCalls.length) return;
-    const stored = this.deps.store.appendMessage(rec.id, {
+    const stored = await this.deps.store.appendMessage(rec.id, {
       role: "assistant",
       content: out.content || (toolCalls.length ? null : ""),
       thinking: out.thinking || undefined,
@@ -136,4 +145,12 @@ export class TurnBookkeeping {
     if (toolCalls.length) message.toolCalls = toolCalls;
     this.deps.bus.emit({ type: "message.appended", sessionId: rec.id, message, opensTurn: false });
   }
+}
+
+/** A session's title from its first message: the text, whitespace collapsed, at most 60 characters. */
+function titleOf(content: QueuedMessage["content"]): string {
+  const text =
+    typeof content === "string" ? content : content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+  const title = text.replace(/\s+/g, " ").trim();
+  return title.length > 60 ? `${title.slice(0, 60)}…` : title;
 }

@@ -39,7 +39,7 @@ export async function compactIfNeeded(opts: {
   tokensBefore: number;
 }): Promise<boolean> {
   const { deps, rec, provider, signal, emit } = opts;
-  const rows = deps.store.contextMessages(rec.id);
+  const rows = await deps.store.contextMessages(rec.id);
   // Cut at a user message so a tool call is never separated from its result.
   // The user message nearest to (preferably at or before) the target share; the current turn always stays.
   const target = Math.floor(rows.length * COMPACT_SHARE);
@@ -78,15 +78,14 @@ export async function compactIfNeeded(opts: {
     return false;
   }
   const last = older.at(-1) as StoredMessage;
-  deps.store.markOutOfContext(rec.id, last.seq);
-  deps.store.appendMessage(rec.id, {
+  await deps.store.markOutOfContext(rec.id, last.seq);
+  await deps.store.appendMessage(rec.id, {
     role: "system",
     content: `[Compacted context] ${summary.trim()}`,
     inContext: false,
   });
-  deps.store.updateSession(rec.id, {
-    meta: { ...(deps.store.getSession(rec.id)?.meta ?? rec.meta), compactionSummary: summary.trim() },
-  });
+  const current = await deps.store.getSession(rec.id);
+  await deps.store.updateSession(rec.id, { meta: { ...(current ?? rec).meta, compactionSummary: summary.trim() } });
   emit({ type: "compaction", messagesCompacted: older.length, tokensBefore: opts.tokensBefore, uptoSeq: last.seq });
   return true;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ConfirmationRequest, Question, QuestionAnswer } from "../contributions.js";
 import { ApiError } from "../errors.js";
 import type { SessionEvent } from "../events.js";
+import type { SessionWaiting } from "../session-types.js";
 
 export interface PendingConfirmation extends ConfirmationRequest {
   id: string;
@@ -33,9 +34,14 @@ export class SessionInteractions {
   private readonly resolved: string[] = [];
   private question: QuestionWaiter | undefined;
 
+  /**
+   * @param changed called after a decision became pending or was resolved (its event is already published), so the
+   *   session's summary (`waiting`) can be announced again.
+   */
   constructor(
     private readonly publish: (event: SessionEvent) => void,
     private readonly timeoutMs: () => number,
+    private readonly changed: () => void = () => {},
   ) {}
 
   confirm(req: ConfirmationRequest, signal: AbortSignal): Promise<boolean> {
@@ -57,11 +63,13 @@ export class SessionInteractions {
         signal.removeEventListener("abort", onAbort);
         this.remember(id);
         this.publish({ type: "bash_confirm_resolved", id, allowed, by });
+        this.changed();
         resolve(allowed);
       };
       signal.addEventListener("abort", onAbort, { once: true });
       this.confirmations.set(id, { info, resolve: done });
       this.publish({ type: "bash_confirm", ...info });
+      this.changed();
     });
   }
 
@@ -96,6 +104,7 @@ export class SessionInteractions {
         reject,
       };
       this.publish({ type: "decision_state", question: { id, questions } });
+      this.changed();
     });
   }
 
@@ -130,6 +139,12 @@ export class SessionInteractions {
     return out;
   }
 
+  /** The most urgent pending decision, if any (a plan transition is not held here). */
+  waiting(): SessionWaiting | undefined {
+    if (this.confirmations.size) return "confirmation";
+    return this.question ? "question" : undefined;
+  }
+
   get hasQuestion(): boolean {
     return this.question !== undefined;
   }
@@ -138,6 +153,7 @@ export class SessionInteractions {
     if (!this.question) return;
     this.question = undefined;
     this.publish({ type: "decision_state" });
+    this.changed();
   }
 
   private remember(id: string): void {

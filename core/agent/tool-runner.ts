@@ -44,16 +44,25 @@ export async function runTools(
   for (const tool of deps.tools(rec)) if (offered(tool, rec)) byName.set(tool.name, tool);
   const permissionMode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
   const recorded = new Map<string, ToolResult>();
+  // Results are stored in the order they arrive; each is announced once stored. All are stored before returning.
+  const writes: Promise<void>[] = [];
   const record = (call: PendingCall, result: ToolResult) => {
     if (recorded.has(call.id) || t.finished) return;
     recorded.set(call.id, result);
+    writes.push(
+      store(call, result).catch((err) => {
+        deps.log.error({ err, sessionId: rec.id, tool: call.name }, "could not store a tool result");
+      }),
+    );
+  };
+  const store = async (call: PendingCall, result: ToolResult) => {
     const content: StoredMessage["content"] = result.images?.length
       ? [
           { type: "text", text: resultForModel(result) },
           ...result.images.map((i) => ({ type: "image_url" as const, image_url: { url: i.dataUrl } })),
         ]
       : resultForModel(result);
-    const stored = deps.store.appendMessage(rec.id, {
+    const stored = await deps.store.appendMessage(rec.id, {
       role: "tool",
       toolCallId: call.id,
       toolName: call.name,
@@ -116,6 +125,7 @@ export async function runTools(
       if (!recorded.has(call.id)) record(call, abortedResult());
     }
   }
+  await Promise.all(writes);
   // Clients refresh file views after tools that may have changed files (cast's `fs_change`).
   if (calls.some((c) => byName.get(c.name)?.readOnly !== true)) emit({ type: "fs_change" });
   return calls.map((c) => ({ id: c.id, name: c.name, result: recorded.get(c.id) as ToolResult }));

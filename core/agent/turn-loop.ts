@@ -33,9 +33,9 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
   let nudges = 0;
   let lastPromptTokens = 0;
   for (;;) {
-    books.drain(t, "steering", emit);
+    await books.drain(t, "steering", emit);
     if (signal.aborted) return "aborted";
-    const rec = deps.store.getSession(t.sessionId);
+    const rec = await deps.store.getSession(t.sessionId);
     if (!rec) return "aborted";
     const cap =
       t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
@@ -54,7 +54,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       return "error";
     }
     const tools = deps.tools(rec).filter((tool) => offered(tool, rec));
-    const build = (r: SessionRecord) => {
+    const build = async (r: SessionRecord) => {
       const messages = toProviderMessages(
         systemPrompt({
           rec: r,
@@ -63,7 +63,7 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
           todos: r.meta.todos ?? [],
           summary: r.meta.compactionSummary,
         }),
-        deps.store.contextMessages(r.id),
+        await deps.store.contextMessages(r.id),
       );
       if (cap - iterations < 3) {
         messages.push({
@@ -73,14 +73,14 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       }
       return messages;
     };
-    let messages = build(rec);
+    let messages = await build(rec);
     const window = deps.settings.contextWindow(rec.model);
     const estimate = Math.max(lastPromptTokens, estimateTokens(messages));
     if (estimate > window * 0.75) {
       const compacted = await compactIfNeeded({ deps, rec, provider, signal, emit, tokensBefore: estimate });
       if (compacted) {
         lastPromptTokens = 0;
-        messages = build(deps.store.getSession(rec.id) ?? rec);
+        messages = await build((await deps.store.getSession(rec.id)) ?? rec);
       }
     }
     const out = await streamModelCall(
@@ -101,11 +101,11 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       t.blocks,
     );
     if (out.usage) lastPromptTokens = out.usage.promptTokens;
-    books.usage(rec, out, window, emit);
+    await books.usage(rec, out, window, emit);
     // A call cut short keeps what was streamed, but never half-received tool calls.
     const complete = out.finish !== undefined && !out.aborted && !out.error;
     const toolCalls = complete ? out.toolCalls : [];
-    books.assistant(rec, provider, out, toolCalls, emit);
+    await books.assistant(rec, provider, out, toolCalls, emit);
     t.blocks.length = 0;
     if (out.aborted) {
       emit({ type: "turn_end", toolResults: [] });
@@ -122,13 +122,13 @@ export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: Session
       return "disconnected";
     }
     if (!toolCalls.length) {
-      const fresh = deps.store.getSession(rec.id) ?? rec;
+      const fresh = (await deps.store.getSession(rec.id)) ?? rec;
       const open = (fresh.meta.todos ?? []).filter((x) => x.status === "pending" || x.status === "in_progress");
       if (fresh.mode === "build" && open.length && nudges < TODO_NUDGES) {
         nudges++;
         emit({ type: "turn_end", toolResults: [] });
         const text = `Your todo list still has ${open.length} open item(s): ${open.map((x) => `"${x.content}" (${x.status})`).join(", ")}. Continue working on them, or update their statuses with todo_write (completed or cancelled) before finishing.`;
-        const stored = books.persistUser(rec.id, { content: text }, { reminder: true });
+        const stored = await books.persistUser(rec.id, { content: text }, { reminder: true });
         emit({ type: "todo_gate", nudge: nudges, maxNudges: TODO_NUDGES, openTodos: open, seq: stored.seq });
         continue;
       }

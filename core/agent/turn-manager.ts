@@ -1,7 +1,8 @@
 import type { QuestionAnswer } from "../contributions.js";
 import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
-import type { SessionRecord, SessionStatus } from "../session-types.js";
+import type { SessionRecord, SessionStatus, SessionWaiting } from "../session-types.js";
+import type { SessionListEntry } from "../store.js";
 import { createToken } from "../tokens.js";
 import type { TurnController } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
@@ -37,6 +38,13 @@ export class TurnManager implements TurnController {
   private readonly queue: TurnQueue;
   private readonly books: TurnBookkeeping;
   private readonly interactions = new Map<string, SessionInteractions>();
+  /**
+   * Sessions whose stored record had a pending plan transition when last seen (every announced or viewed record is
+   * seen): what a listing, which reads no `meta`, shows as `waiting: "plan"`. Holds only pending ones.
+   */
+  private readonly plans = new Set<string>();
+  /** Sessions whose summary is being read to be announced again (a waiting decision changed). */
+  private readonly announcing = new Set<string>();
   /** Editors attached to sessions, through which the file tools read and write. */
   readonly editors: EditorFsBroker;
 
@@ -65,11 +73,20 @@ export class TurnManager implements TurnController {
     return t?.blocks.length ? t.blocks.map((b) => ({ ...b })) : null;
   }
 
-  pending(sessionId: string): Record<string, unknown> {
-    const out = this.interactions.get(sessionId)?.pending() ?? {};
-    const rec = this.deps.store.getSession(sessionId);
-    if (rec?.meta.planTransition) out.planTransition = rec.meta.planTransition;
+  pending(rec: SessionRecord): Record<string, unknown> {
+    const out = this.interactions.get(rec.id)?.pending() ?? {};
+    if (this.seePlan(rec)) out.planTransition = rec.meta.planTransition;
     return out;
+  }
+
+  waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
+    const plan = "meta" in rec ? this.seePlan(rec) : this.plans.has(rec.id);
+    return this.interactions.get(rec.id)?.waiting() ?? (plan ? "plan" : undefined);
+  }
+
+  /** A deleted session: nothing of it is remembered. */
+  forget(sessionId: string): void {
+    this.plans.delete(sessionId);
   }
 
   async abort(sessionId: string): Promise<void> {
@@ -86,9 +103,12 @@ export class TurnManager implements TurnController {
 
   /* ---------- turn control ---------- */
 
-  /** A chat message: starts a turn when idle, is steered into the running turn otherwise. */
-  chat(rec: SessionRecord, input: ChatInput): ChatOutcome {
-    if (input.clientMessageId && !this.queue.claimClientId(rec.id, input.clientMessageId)) return "duplicate";
+  /**
+   * A chat message: starts a turn when idle, is steered into the running turn otherwise. Resolves once the message
+   * is accepted: for a new turn, when its user message, its recovery marker and its first events are stored.
+   */
+  async chat(rec: SessionRecord, input: ChatInput): Promise<ChatOutcome> {
+    if (input.clientMessageId && !(await this.queue.claimClientId(rec.id, input.clientMessageId))) return "duplicate";
     const msg: QueuedMessage = {
       content: userContent(input.text, input.images),
       clientMessageId: input.clientMessageId,
@@ -98,23 +118,23 @@ export class TurnManager implements TurnController {
       t.steering.push(msg);
       return "steered";
     }
-    this.start(rec, msg, input.budget);
+    await this.start(rec, msg, input.budget);
     return "started";
   }
 
-  steer(rec: SessionRecord, text: string, clientMessageId?: string): ChatOutcome {
+  steer(rec: SessionRecord, text: string, clientMessageId?: string): Promise<ChatOutcome> {
     return this.chat(rec, { text, clientMessageId });
   }
 
-  followup(rec: SessionRecord, text: string, clientMessageId?: string): ChatOutcome {
-    if (clientMessageId && !this.queue.claimClientId(rec.id, clientMessageId)) return "duplicate";
+  async followup(rec: SessionRecord, text: string, clientMessageId?: string): Promise<ChatOutcome> {
+    if (clientMessageId && !(await this.queue.claimClientId(rec.id, clientMessageId))) return "duplicate";
     const msg: QueuedMessage = { content: text, clientMessageId };
     const t = this.queue.get(rec.id);
     if (t) {
       t.followups.push(msg);
       return "queued";
     }
-    this.start(rec, msg, undefined);
+    await this.start(rec, msg, undefined);
     return "started";
   }
 
@@ -156,27 +176,66 @@ export class TurnManager implements TurnController {
       i = new SessionInteractions(
         (e) => this.deps.publish(sessionId, e),
         () => this.deps.settings.confirmTimeoutMs(),
+        () => this.waitingChanged(sessionId),
       );
       this.interactions.set(sessionId, i);
     }
     return i;
   }
 
-  private start(rec: SessionRecord, first: QueuedMessage, budget: number | undefined): void {
-    const t = this.queue.begin(rec.id, Date.now(), budget);
-    const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
-    this.books.started(rec, t, emit);
-    t.done = this.run(t, first, emit);
-    // The synchronous part of run() has stored the user message and sent the model request on its way; now, still
-    // before the caller acknowledges the message, what crash recovery needs is made durable (the recovery marker,
-    // then the turn's first events): a crash after the 202 still ends the turn, exactly once, at the next start.
-    this.deps.onRunningChange(this.running());
+  /** Whether the record has a pending plan transition; remembered for listings. */
+  private seePlan(rec: SessionRecord): boolean {
+    if (rec.meta.planTransition) this.plans.add(rec.id);
+    else this.plans.delete(rec.id);
+    return rec.meta.planTransition !== undefined;
   }
 
-  private async run(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void): Promise<void> {
+  /**
+   * A decision became pending or was resolved: the session's summary is announced again (session stream and feed).
+   * The record is read first (the store may answer later); changes meanwhile ride on the same announce. Its
+   * `waiting` is computed when it is published, so it never says pending what was resolved before.
+   */
+  private waitingChanged(sessionId: string): void {
+    if (this.announcing.has(sessionId)) return;
+    this.announcing.add(sessionId);
+    void (async () => {
+      let rec: SessionRecord | undefined;
+      try {
+        rec = await this.deps.store.getSession(sessionId);
+      } catch (err) {
+        this.deps.log.error({ err, sessionId }, "could not read the session to announce its pending decision");
+      } finally {
+        this.announcing.delete(sessionId);
+      }
+      if (rec) this.deps.announce(rec);
+    })();
+  }
+
+  /**
+   * Starts a turn. Synchronously: the session counts as running, the recovery marker names the turn, and its start
+   * is published. The promise resolves once the first user message and those events are stored (the 202's promise).
+   */
+  private start(rec: SessionRecord, first: QueuedMessage, budget: number | undefined): Promise<void> {
+    const t = this.queue.begin(rec.id, Date.now(), budget);
+    t.recoveryEntry = this.deps.recovery.turnStarting(rec.id);
+    const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
+    this.books.started(rec, t, emit);
+    let accepted: () => void = () => {};
+    const userStored = new Promise<void>((resolve) => (accepted = resolve));
+    t.done = this.run(t, first, emit, accepted);
+    return userStored.then(() => this.deps.durable());
+  }
+
+  private async run(
+    t: ActiveTurn,
+    first: QueuedMessage,
+    emit: (e: SessionEvent) => void,
+    accepted: () => void,
+  ): Promise<void> {
     let reason: EndReason = "error";
     try {
-      const msg = this.books.persistUser(t.sessionId, first, undefined, true);
+      const msg = await this.books.persistUser(t.sessionId, first, undefined, true);
+      accepted();
       const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
       // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
       if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
@@ -193,14 +252,30 @@ export class TurnManager implements TurnController {
         emit({ type: "error", message: errorMessage(err) });
       }
     } finally {
-      t.finished = true;
-      t.blocks.length = 0;
-      this.books.ending(t, reason, emit);
-      this.queue.end(t);
-      this.deps.onRunningChange(this.running());
-      const rec = this.books.ended(t, reason, emit);
-      this.next(t, rec, reason, emit);
+      accepted();
+      await this.finish(t, reason, emit);
     }
+  }
+
+  /**
+   * The end of a turn, exactly once: its `end`, the session idle again and the next turn from its queues, in one
+   * synchronous run (no other turn of the session can start in between; messages steered in while the session was
+   * read are left over and become that next turn). The recovery marker lets go of the turn once the `end` is stored.
+   */
+  private async finish(t: ActiveTurn, reason: EndReason, emit: (e: SessionEvent) => void): Promise<void> {
+    t.finished = true;
+    t.blocks.length = 0;
+    let rec: SessionRecord | undefined;
+    try {
+      rec = await this.deps.store.getSession(t.sessionId);
+    } catch (err) {
+      this.deps.log.error({ err, sessionId: t.sessionId }, "could not read the session at the end of its turn");
+    }
+    this.books.ending(t, rec, reason, emit);
+    this.queue.end(t);
+    this.books.ended(t, rec, reason, emit);
+    void this.deps.recovery.turnEnded(t.recoveryEntry);
+    this.next(t, rec, reason, emit);
   }
 
   /** Follow-ups that raced the end of the loop (or were queued behind steering) become the next turn. */
@@ -208,7 +283,7 @@ export class TurnManager implements TurnController {
     const next = this.queue.leftovers(t);
     if (rec && next.length && reason === "stop") {
       const [head, ...rest] = next;
-      this.start(rec, { ...(head as QueuedMessage), fromQueue: true }, undefined);
+      void this.start(rec, { ...(head as QueuedMessage), fromQueue: true }, undefined);
       this.queue.get(rec.id)?.followups.push(...rest);
     } else if (next.length && reason !== "aborted") {
       // After a failed turn queued messages are not sent on their own, but never dropped silently either.

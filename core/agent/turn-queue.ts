@@ -15,6 +15,8 @@ export interface ActiveTurn {
   budget: number | undefined;
   /** Set once the turn has ended: late tool results are no longer recorded. */
   finished: boolean;
+  /** Its entry in the crash-recovery marker. */
+  recoveryEntry: number;
   /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
   capped?: boolean;
   done: Promise<void>;
@@ -34,7 +36,7 @@ export class TurnQueue {
   private readonly active = new Map<string, ActiveTurn>();
   private readonly acceptedIds = new Map<string, string[]>();
 
-  constructor(private readonly storedClientId: (sessionId: string, id: string) => boolean) {}
+  constructor(private readonly storedClientId: (sessionId: string, id: string) => boolean | Promise<boolean>) {}
 
   get(sessionId: string): ActiveTurn | undefined {
     return this.active.get(sessionId);
@@ -60,6 +62,7 @@ export class TurnQueue {
       blocks: [],
       budget,
       finished: false,
+      recoveryEntry: -1,
       done: Promise.resolve(),
     };
     this.active.set(sessionId, t);
@@ -71,17 +74,20 @@ export class TurnQueue {
     if (this.active.get(t.sessionId) === t) this.active.delete(t.sessionId);
   }
 
-  /** False when the id was accepted before (in memory or in the store); claims it otherwise. */
-  claimClientId(sessionId: string, id: string): boolean {
+  /**
+   * False when the id was accepted before (in memory or in the store); claims it otherwise. The claim is taken in
+   * memory before the store is asked, so two requests racing with one id never both win.
+   */
+  async claimClientId(sessionId: string, id: string): Promise<boolean> {
     const mem = this.acceptedIds.get(sessionId) ?? [];
-    if (mem.includes(id) || this.storedClientId(sessionId, id)) return false;
+    if (mem.includes(id)) return false;
     mem.push(id);
     if (mem.length > CLIENT_ID_MEMORY) mem.shift();
     // Most recently used last; the oldest sessions are forgotten (the store still knows every accepted id).
     this.acceptedIds.delete(sessionId);
     this.acceptedIds.set(sessionId, mem);
     if (this.acceptedIds.size > SESSION_MEMORY) this.acceptedIds.delete(this.acceptedIds.keys().next().value as string);
-    return true;
+    return !(await this.storedClientId(sessionId, id));
   }
 
   /** Empties both queues (abort). */

@@ -49,14 +49,22 @@ export interface AgentDeps {
   instructions(rec: SessionRecord): string;
   settings: AgentSettings;
   /** Persists a metadata change and announces it (SessionService.update). */
-  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): SessionRecord;
-  /** A turn started or ended: the session layer records and announces the status it is told (no read-back). */
-  statusChanged(id: string, status: SessionStatus): void;
+  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord>;
+  /** A turn ended: the session layer records and announces the status it is told (no read-back). */
+  statusChanged(id: string, status: SessionStatus): Promise<void>;
+  /** Announces the session's summary as stored (after a write that moved it, such as a turn's first message). */
+  announce(rec: SessionRecord): void;
+  /** Resolves once every event published so far is stored (SessionService.commit). */
+  durable(): Promise<void>;
   /**
-   * The set of running sessions changed (crash-recovery marker). Called synchronously at a turn's start, before
-   * the chat is acknowledged, and after a turn's `end` is published.
+   * Crash recovery. `turnStarting` is called synchronously before a turn's first event is published (the recovery
+   * marker names the turn before anything of it can be stored) and returns the turn's entry; `turnEnded` once its
+   * `end` is published: the entry is dropped once the `end` is stored. The session's next turn may start meanwhile.
    */
-  onRunningChange(ids: string[]): void;
+  recovery: {
+    turnStarting(sessionId: string): number;
+    turnEnded(entry: number): Promise<void>;
+  };
 }
 
 export type { ChatMessage };

@@ -17,47 +17,74 @@ interface Cursor {
 }
 
 /**
- * Feeds one client from a sequenced log: live frames while it keeps up; when its bounded queue is full, it is
- * caught up from the store once it drains, so a slow client costs the daemon at most its queue bound and still
- * sees every event exactly once and in order.
+ * Feeds one client from a sequenced log: live frames while it keeps up; when it is behind (a Last-Event-ID to
+ * replay, or a full queue), it is caught up from the store, so a slow client costs the daemon at most its queue
+ * bound and still sees every event exactly once and in order.
+ *
+ * Reads from the store may answer later than the events they return were published: while a read is out, new live
+ * frames are not sent (the client is still catching up), and a read that comes back short is followed by another
+ * while the log has moved past what the read covered. Only when a read covers the whole log does the client go
+ * back to live frames, in the same synchronous run, so nothing can slip in between.
  */
 function follow(
   stream: SseStream,
   cursor: Cursor,
-  readAfter: (seq: number, limit: number) => StoredEvent[],
-  subscribe: (fn: (seq: number, json: string) => void) => Disposable,
+  log: {
+    current(): number;
+    readAfter(seq: number, limit: number): Promise<StoredEvent[]>;
+    subscribe(fn: (seq: number, json: string) => void): Disposable;
+  },
   isTerminal: (json: string) => boolean,
-): void {
+): Promise<void> {
+  let reading = false;
   const deliver = (seq: number, json: string): boolean => {
     if (!stream.send(json, seq)) return false;
     cursor.delivered = seq;
     if (isTerminal(json)) stream.close();
     return true;
   };
-  const catchUp = () => {
-    if (stream.closed) return;
-    for (;;) {
-      const page = readAfter(cursor.delivered, REPLAY_PAGE);
-      for (const ev of page) {
-        if (!deliver(ev.seq, ev.json)) {
-          stream.onDrain(catchUp);
-          return;
-        }
+  /** Rejects when a read fails; the stream is closed then (the client reconnects and is replayed). */
+  const catchUp = async (): Promise<void> => {
+    if (reading) return;
+    reading = true;
+    try {
+      for (;;) {
         if (stream.closed) return;
+        // Everything up to `covered` is written before the read is made (the log flushes first).
+        const covered = cursor.delivered >= log.current() ? cursor.delivered : log.current();
+        const page = await log.readAfter(cursor.delivered, REPLAY_PAGE);
+        for (const ev of page) {
+          if (ev.seq <= cursor.delivered) continue;
+          if (!deliver(ev.seq, ev.json)) {
+            stream.onDrain(resume);
+            return;
+          }
+          if (stream.closed) return;
+        }
+        if (page.length === REPLAY_PAGE) continue;
+        // Numbers up to `covered` that the read did not return were never stored (a failed write): skip them.
+        if (covered > cursor.delivered) cursor.delivered = covered;
+        if (log.current() > cursor.delivered) continue;
+        cursor.catchingUp = false;
+        return;
       }
-      if (page.length < REPLAY_PAGE) break;
+    } catch (err) {
+      stream.close();
+      throw err;
+    } finally {
+      reading = false;
     }
-    cursor.catchingUp = false;
   };
-  const sub = subscribe((seq, json) => {
+  const resume = () => void catchUp().catch(() => {});
+  const sub = log.subscribe((seq, json) => {
     if (cursor.catchingUp || seq <= cursor.delivered) return;
     if (!deliver(seq, json)) {
       cursor.catchingUp = true;
-      stream.onDrain(catchUp);
+      stream.onDrain(resume);
     }
   });
   stream.onClose(() => sub.dispose());
-  if (cursor.catchingUp) catchUp();
+  return cursor.catchingUp ? catchUp() : Promise.resolve();
 }
 
 function parseLastEventId(raw: string | undefined): number | undefined {
@@ -65,10 +92,14 @@ function parseLastEventId(raw: string | undefined): number | undefined {
   return /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
 }
 
-/** Decides where a (re)connecting client starts, sending `resync` when its Last-Event-ID cannot be honoured. */
-function startCursor(stream: SseStream, current: number, extra: Record<string, unknown>): Cursor {
+/**
+ * Decides where a (re)connecting client starts, sending `resync` when its Last-Event-ID cannot be honoured.
+ * `from`: the sequence number the client's first frame describes; `current`: the log's last one now (a client
+ * without Last-Event-ID is caught up from `from` when events came in between).
+ */
+function startCursor(stream: SseStream, from: number, current: number, extra: Record<string, unknown>): Cursor {
   const last = parseLastEventId(stream.lastEventId);
-  if (last === undefined) return { delivered: current, catchingUp: false };
+  if (last === undefined) return { delivered: from, catchingUp: current > from };
   let reason: string | undefined;
   if (Number.isNaN(last)) reason = "Last-Event-ID is not a sequence number of this stream";
   else if (last > current) reason = "Last-Event-ID is newer than this stream (daemon data was reset)";
@@ -80,34 +111,41 @@ function startCursor(stream: SseStream, current: number, extra: Record<string, u
   return { delivered: last, catchingUp: true };
 }
 
-export function streamSession(
+export async function streamSession(
   stream: SseStream,
   sessionId: string,
   sessions: SessionService,
   log: SessionEventLog,
-): void {
-  // Snapshot, replay and subscription happen in one synchronous run: no event can slip in between.
-  const status = sessions.statusFrame(sessionId);
+): Promise<void> {
+  // The first frame describes the session as of its `lastSeq`; whatever was published after that is replayed.
+  const status = await sessions.statusFrame(sessionId);
+  if (stream.closed) return;
   stream.send(JSON.stringify(status));
-  const cursor = startCursor(stream, log.currentSeq(sessionId), { sessionId });
-  follow(
+  const cursor = startCursor(stream, status.lastSeq, log.currentSeq(sessionId), { sessionId });
+  await follow(
     stream,
     cursor,
-    (after, limit) => log.replay(sessionId, after, limit),
-    (fn) => log.subscribe(sessionId, fn),
+    {
+      current: () => log.currentSeq(sessionId),
+      readAfter: (after, limit) => log.replay(sessionId, after, limit),
+      subscribe: (fn) => log.subscribe(sessionId, fn),
+    },
     (json) => json.startsWith('{"type":"session_closed"'),
   );
 }
 
-export function streamFeed(stream: SseStream, log: SessionEventLog): void {
+export function streamFeed(stream: SseStream, log: SessionEventLog): Promise<void> {
   const current = log.feedSeq();
   stream.send(JSON.stringify({ type: "connected", lastSeq: current }));
-  const cursor = startCursor(stream, current, {});
-  follow(
+  const cursor = startCursor(stream, current, current, {});
+  return follow(
     stream,
     cursor,
-    (after, limit) => log.replayFeed(after, limit),
-    (fn) => log.subscribeFeed(fn),
+    {
+      current: () => log.feedSeq(),
+      readAfter: (after, limit) => log.replayFeed(after, limit),
+      subscribe: (fn) => log.subscribeFeed(fn),
+    },
     () => false,
   );
 }

@@ -303,7 +303,11 @@ function send(
     const last = typeof header === "string" ? header : typeof queried === "string" ? queried : undefined;
     const stream = new HttpSseStream(res, last, opts.sseQueueBytes, API_VERSION_HEADERS);
     opts.hub.add(stream);
-    result.sse(stream);
+    const started = result.sse(stream);
+    started?.catch((err) => {
+      opts.log.error({ err, path: route.path }, "event stream failed");
+      stream.close();
+    });
     return;
   }
   const status = result.status ?? 200;

@@ -63,26 +63,25 @@ export default definePlugin({
     };
     // Sessions whose turn was running when the daemon died are ended at the next start (see start()).
     const marker = markerOf(ctx.dataDir());
-    const running = new Map<string, number>();
-    const onRunningChange = (ids: string[]): void => {
-      const now = new Set(ids);
-      let started = false;
-      for (const id of ids) {
-        if (running.has(id)) continue;
-        running.set(id, sessions().lastSeq(id));
-        started = true;
-      }
-      for (const id of [...running.keys()]) if (!now.has(id)) running.delete(id);
-      const turns: RunningTurn[] = [...running].map(([id, after]) => ({ id, after }));
-      // A turn starts: the marker first, then its events (a crash between still finds it, with no `end` in the log).
-      // A turn ended: its `end` first, then the marker (a crash between finds the `end` and leaves the turn alone).
-      if (started) {
-        marker.write(turns);
-        sessions().commit();
-      } else {
-        sessions().commit();
-        marker.write(turns);
-      }
+    // Each running turn's entry: its session and the last event number before it. A session may have two for a
+    // moment: a turn whose `end` is not stored yet, and the next turn.
+    const running = new Map<number, RunningTurn>();
+    let lastEntry = 0;
+    const writeMarker = () => marker.write([...running.values()]);
+    const recovery = {
+      // Before the turn's first event: a crash once anything of the turn is stored finds the marker.
+      turnStarting(sessionId: string): number {
+        const entry = ++lastEntry;
+        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId) });
+        writeMarker();
+        return entry;
+      },
+      // After its `end` is stored: a crash before that still finds the marker (and no `end` in the log).
+      async turnEnded(entry: number): Promise<void> {
+        await sessions().commit();
+        running.delete(entry);
+        writeMarker();
+      },
     };
 
     const manager = new TurnManager({
@@ -104,41 +103,53 @@ export default definePlugin({
       },
       updateSession: (id, patch) => sessions().update(id, patch),
       statusChanged: (id, status) => sessions().statusChanged(id, status),
-      onRunningChange,
+      announce: (rec) => sessions().announce("session_update", rec),
+      durable: () => sessions().commit(),
+      recovery,
     });
     ctx.services.provide(TurnControllerToken, manager);
     ctx.services.provide(TurnManagerToken, manager);
-    ctx.events.on("session.deleted", ({ sessionId }) => manager.editors.detach(sessionId));
+    ctx.events.on("session.deleted", ({ sessionId }) => {
+      manager.editors.detach(sessionId);
+      manager.forget(sessionId);
+    });
 
     const toolDeps: AgentToolDeps = {
-      session: (id) => store().getSession(id),
-      setMeta: (id, patch) => {
-        const rec = store().getSession(id);
-        if (rec) sessions().update(id, { meta: { ...rec.meta, ...patch } });
+      session: async (id) => store().getSession(id),
+      setMeta: async (id, patch) => {
+        const rec = await store().getSession(id);
+        if (rec) await sessions().update(id, { meta: { ...rec.meta, ...patch } });
       },
       publish: (id, e) => sessions().publish(id, e),
       provider,
       tools: offeredTools,
       toolHooks: (sessionId, cwd, signal) =>
         busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
-      addSubagentUsage: (id, tokens) => {
-        const rec = store().getSession(id);
-        if (rec)
-          store().updateSession(id, { usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens } });
+      addSubagentUsage: async (id, tokens) => {
+        const rec = await store().getSession(id);
+        if (rec) {
+          await store().updateSession(id, {
+            usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens },
+          });
+        }
       },
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);
     for (const route of agentRoutes(sessions, () => manager)) ctx.routes.add(route);
   },
-  start(ctx) {
+  async start(ctx) {
     const marker = markerOf(ctx.dataDir());
     const turns = readMarker(marker.file);
     if (turns.length === 0) return;
     const sessions = ctx.services.get(SessionServiceToken);
     const store = ctx.services.get(SessionStoreToken);
-    for (const { id, after } of turns) {
-      if (!sessions.find(id) || hasEnd(store, id, after)) continue;
+    // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
+    // Writes are stored in order, so an `end` after its start means both turns ended; none means one `end` is owed.
+    const latest = new Map<string, number>();
+    for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
+    for (const [id, after] of latest) {
+      if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
       sessions.publish(id, {
         type: "notice",
         message: "The daemon stopped while this turn was running; the turn was ended.",
@@ -147,7 +158,7 @@ export default definePlugin({
       sessions.publish(id, { type: "status", status: "idle" });
       ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
     }
-    sessions.commit();
+    await sessions.commit();
     marker.write([]);
   },
   stop(ctx) {
@@ -171,10 +182,10 @@ function markerOf(dataDir: string): MarkerFile {
 }
 
 /** Whether the session's stored log has an `end` after `after` (the turn did end; only the marker was stale). */
-function hasEnd(store: SessionStore, id: string, after: number): boolean {
+async function hasEnd(store: SessionStore, id: string, after: number): Promise<boolean> {
   let from = after;
   for (;;) {
-    const page = store.readEvents(id, from, 1000, { durableOnly: true });
+    const page = await store.readEvents(id, from, 1000, { durableOnly: true });
     if (page.some((e) => e.type === "end")) return true;
     if (page.length < 1000) return false;
     from = page[page.length - 1]?.seq ?? from;

@@ -75,12 +75,12 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       bodyLimit: MAX_IMAGES * MAX_IMAGE_CHARS + 2 * 1024 * 1024,
       errors: [500],
       responses: { 202: Accepted },
-      handler: ({ params, body }) => {
-        const rec = svc().require(params.id);
+      handler: async ({ params, body }) => {
+        const rec = await svc().require(params.id);
         const text = body.text?.trim() ?? "";
         if (!text && !body.images?.length) throw ApiError.badRequest("Empty message: give text or images");
         const budget = body.goal === true ? 25 : typeof body.goal === "number" ? body.goal : undefined;
-        const status = turns().chat(rec, {
+        const status = await turns().chat(rec, {
           text,
           images: body.images,
           clientMessageId: body.clientMessageId?.trim(),
@@ -98,7 +98,7 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       params: SessionIdParams,
       responses: { 200: OkSchema },
       handler: async ({ params }) => {
-        svc().require(params.id);
+        await svc().require(params.id);
         await turns().abort(params.id);
         return { body: { ok: true } };
       },
@@ -116,11 +116,11 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
         params: SessionIdParams,
         body: MessageRequest,
         responses: { 202: Accepted },
-        handler: ({ params, body }) => {
-          const rec = svc().require(params.id);
+        handler: async ({ params, body }) => {
+          const rec = await svc().require(params.id);
           const text = body.message.trim();
           if (!text) throw ApiError.badRequest("Empty message");
-          const status = turns()[kind](rec, text, body.clientMessageId?.trim());
+          const status = await turns()[kind](rec, text, body.clientMessageId?.trim());
           return { status: 202, body: { ok: true as const, status } };
         },
       }),
@@ -143,8 +143,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       ),
       errors: [409],
       responses: { 202: OkSchema },
-      handler: ({ params, body }) => {
-        svc().require(params.id);
+      handler: async ({ params, body }) => {
+        await svc().require(params.id);
         turns().answerQuestion(params.id, body.values);
         return { status: 202, body: { ok: true } };
       },
@@ -162,8 +162,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       ),
       errors: [409],
       responses: { 202: OkSchema },
-      handler: ({ params, body }) => {
-        svc().require(params.id);
+      handler: async ({ params, body }) => {
+        await svc().require(params.id);
         turns().answerConfirmation(params.id, body.id, body.allow);
         return { status: 202, body: { ok: true } };
       },
@@ -185,8 +185,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
         { title: "EditorAttachRequest", additionalProperties: false },
       ),
       responses: { 200: OkSchema },
-      handler: ({ params, body }) => {
-        svc().require(params.id);
+      handler: async ({ params, body }) => {
+        await svc().require(params.id);
         turns().editors.attach(params.id, body);
         return { body: { ok: true } };
       },
@@ -199,8 +199,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       tags,
       params: SessionIdParams,
       responses: { 200: OkSchema },
-      handler: ({ params }) => {
-        svc().require(params.id);
+      handler: async ({ params }) => {
+        await svc().require(params.id);
         turns().editors.detach(params.id);
         return { body: { ok: true } };
       },
@@ -223,8 +223,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       bodyLimit: 52 * 1024 * 1024,
       errors: [409],
       responses: { 202: OkSchema },
-      handler: ({ params, body }) => {
-        svc().require(params.id);
+      handler: async ({ params, body }) => {
+        await svc().require(params.id);
         turns().editors.answer(params.id, body.id, body);
         return { status: 202, body: { ok: true } };
       },
@@ -247,10 +247,10 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
           { title: "ModeResult" },
         ),
       },
-      handler: ({ params, body }) => {
-        svc().require(params.id);
+      handler: async ({ params, body }) => {
+        await svc().require(params.id);
         idle(params.id, "changing the mode");
-        const rec = svc().setMode(params.id, body.mode);
+        const rec = await svc().setMode(params.id, body.mode);
         return { body: { ok: true as const, mode: rec.mode } };
       },
     }),
@@ -265,7 +265,7 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       responses: {
         200: T.Object({ ok: T.Literal(true), originalTask: T.Optional(T.String()) }, { title: "CleanContextResult" }),
       },
-      handler: ({ params }) => svc().cleanContext(params.id, () => idle(params.id, "cleaning the context")),
+      handler: async ({ params }) => await svc().cleanContext(params.id, () => idle(params.id, "cleaning the context")),
     }),
     defineRoute({
       method: "POST",
@@ -277,8 +277,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       body: T.Object({ kind: T.Literal("done") }, { title: "PlanTransitionRequest", additionalProperties: false }),
       errors: [409],
       responses: { 202: OkSchema },
-      handler: ({ params }) => {
-        const rec = svc().require(params.id);
+      handler: async ({ params }) => {
+        const rec = await svc().require(params.id);
         const pending = rec.meta.planTransition;
         if (!pending) throw ApiError.conflict("No plan transition is awaiting a choice");
         const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
@@ -289,7 +289,7 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
           planStep: true,
         }));
         const { planTransition: _done, ...meta } = rec.meta;
-        svc().update(rec.id, { meta: { ...meta, todos } });
+        await svc().update(rec.id, { meta: { ...meta, todos } });
         svc().publish(rec.id, { type: "decision_state" });
         svc().publish(rec.id, { type: "todos_updated", todos });
         return { status: 202, body: { ok: true } };

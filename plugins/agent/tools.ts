@@ -22,13 +22,13 @@ const TodoSchema = T.Object({
 });
 
 export interface AgentToolDeps {
-  session(id: string): SessionRecord | undefined;
+  session(id: string): Promise<SessionRecord | undefined>;
   /** Persists a meta change (merged) and returns the record. */
-  setMeta(id: string, patch: Partial<SessionMeta>): void;
+  setMeta(id: string, patch: Partial<SessionMeta>): Promise<void>;
   publish(id: string, event: SessionEvent): void;
   provider(rec: SessionRecord): Provider | undefined;
   tools(rec?: SessionRecord): ToolDefinition[];
-  addSubagentUsage(id: string, tokens: number): void;
+  addSubagentUsage(id: string, tokens: number): Promise<void>;
   /** The before/after tool hooks (project hooks, policies) that apply to the sub-agent's calls too. */
   toolHooks(sessionId: string, cwd: string, signal: AbortSignal): Partial<DispatchHooks>;
 }
@@ -50,7 +50,7 @@ export function todoWriteTool(deps: AgentToolDeps): ToolDefinition {
           true,
         );
       }
-      deps.setMeta(ctx.sessionId, { todos });
+      await deps.setMeta(ctx.sessionId, { todos });
       deps.publish(ctx.sessionId, { type: "todos_updated", todos });
       const remaining = todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
       return { content: JSON.stringify({ todos, remaining }) };
@@ -150,7 +150,7 @@ export function planDoneTool(deps: AgentToolDeps): ToolDefinition {
         );
       }
       const planTransition = { kind: "done", path: files[0], summary: args.summary ?? "" };
-      deps.setMeta(ctx.sessionId, { planTransition });
+      await deps.setMeta(ctx.sessionId, { planTransition });
       deps.publish(ctx.sessionId, { type: "decision_state", planTransition });
       return {
         content: JSON.stringify({
@@ -178,7 +178,7 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
       prompt: T.String({ minLength: 1, maxLength: 50_000 }),
     }),
     async execute(args, ctx) {
-      const rec = deps.session(ctx.sessionId);
+      const rec = await deps.session(ctx.sessionId);
       const provider = rec && deps.provider(rec);
       if (!rec || !provider)
         return toolError("unavailable", "No model provider is configured for the sub-agent.", "Configure a provider.");
@@ -259,7 +259,7 @@ export function taskTool(deps: AgentToolDeps): ToolDefinition {
           true,
         );
       } finally {
-        if (tokens) deps.addSubagentUsage(ctx.sessionId, tokens);
+        if (tokens) await deps.addSubagentUsage(ctx.sessionId, tokens);
       }
     },
   });

@@ -35,8 +35,8 @@ export function findCommand(env: CommandEnv, name: string): SlashCommand | undef
   return env.commands.get(name) ?? env.commands.list().find((c) => c.aliases?.includes(name));
 }
 
-function projectRootOf(env: CommandEnv, sessionId: string | undefined): string | undefined {
-  const rec = sessionId ? env.sessions().find(sessionId) : undefined;
+async function projectRootOf(env: CommandEnv, sessionId: string | undefined): Promise<string | undefined> {
+  const rec = sessionId ? await env.sessions().find(sessionId) : undefined;
   return rec ? env.optional<ProjectTrust>(ProjectTrustToken.id)?.projectRoot(rec.cwd) : undefined;
 }
 
@@ -69,14 +69,14 @@ export async function executeCommand(
   sessionId: string | undefined,
 ): Promise<CommandResponse> {
   const { name, args } = parseCommandLine(line);
-  if (sessionId) env.sessions().require(sessionId);
+  if (sessionId) await env.sessions().require(sessionId);
   const found = findCommand(env, name);
   // A project plugin's command runs only in sessions of its project; elsewhere it is not a command.
-  const cmd = found?.projectRoot && projectRootOf(env, sessionId) !== found.projectRoot ? undefined : found;
+  const cmd = found?.projectRoot && (await projectRootOf(env, sessionId)) !== found.projectRoot ? undefined : found;
   if (!cmd) {
     if (!sessionId) throw ApiError.badRequest(`Unknown command: /${name}`);
-    const rec = env.sessions().require(sessionId);
-    const status = requireTurns(env).chat(rec, { text: line.trim() });
+    const rec = await env.sessions().require(sessionId);
+    const status = await requireTurns(env).chat(rec, { text: line.trim() });
     return toResponse(name, {
       message: `/${name} is not a command; sent to the agent as a message`,
       sentAsText: true,

@@ -50,9 +50,9 @@ export interface Reply {
 
 export const RUNNING_MESSAGE = "Agent running — use /queue, /steer, or /abort";
 
-export function requireSession(env: CommandEnv, inv: CommandInvocation): SessionRecord {
+export async function requireSession(env: CommandEnv, inv: CommandInvocation): Promise<SessionRecord> {
   if (!inv.sessionId) throw ApiError.badRequest("Command requires an active session");
-  return env.sessions().require(inv.sessionId);
+  return await env.sessions().require(inv.sessionId);
 }
 
 export function requireTurns(env: CommandEnv): TurnManager {
@@ -66,16 +66,16 @@ export function assertIdle(env: CommandEnv, sessionId: string): void {
 }
 
 /** Sets (or, with undefined, removes) keys of the session's meta; persisted and announced. */
-export function setMeta(env: CommandEnv, id: string, patch: Partial<SessionMeta>): SessionRecord {
-  const rec = env.sessions().require(id);
+export async function setMeta(env: CommandEnv, id: string, patch: Partial<SessionMeta>): Promise<SessionRecord> {
+  const rec = await env.sessions().require(id);
   const meta: SessionMeta = { ...rec.meta, ...patch };
   for (const k of Object.keys(patch) as Array<keyof SessionMeta>) if (patch[k] === undefined) delete meta[k];
-  return env.sessions().update(id, { meta });
+  return await env.sessions().update(id, { meta });
 }
 
 /** The working directory a command looks at: the session's, else the daemon's default. */
-export function cwdOf(env: CommandEnv, inv: CommandInvocation): string {
-  if (inv.sessionId) return env.sessions().require(inv.sessionId).cwd;
+export async function cwdOf(env: CommandEnv, inv: CommandInvocation): Promise<string> {
+  if (inv.sessionId) return (await env.sessions().require(inv.sessionId)).cwd;
   return env.settings()?.defaultCwd ?? process.cwd();
 }
 

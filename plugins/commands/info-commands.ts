@@ -66,7 +66,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       blocking: true,
       global: true,
       run: async (inv): Promise<Reply> => {
-        const rec = inv.sessionId ? requireSession(env, inv) : undefined;
+        const rec = inv.sessionId ? await requireSession(env, inv) : undefined;
         const current = rec?.model ?? env.settings()?.provider.model ?? null;
         const id = inv.args;
         if (!id) {
@@ -85,7 +85,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
             saved: id,
           };
         }
-        env.sessions().update(rec.id, { model: id });
+        await env.sessions().update(rec.id, { model: id });
         const known = env.models.known();
         const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
         return { message: `Model set to ${id}${note}`, model: id };
@@ -97,7 +97,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       takesArgs: true,
       blocking: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         if (!inv.sessionId) {
           const all = visiblePersonas(env, undefined);
           const list = all.map((p) => ({ name: p.name, label: p.label, description: p.description, source: p.source }));
@@ -112,7 +112,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
           requireSettings(env).update({ defaultPersona: p.name });
           return { message: `Default persona set to ${p.label}`, persona: p.name, personas: list };
         }
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         const all = visiblePersonas(env, rec.cwd);
         const list = all.map((p) => ({ name: p.name, label: p.label, description: p.description, source: p.source }));
         if (!inv.args) return { message: `Persona: ${rec.persona}`, persona: rec.persona, personas: list };
@@ -121,7 +121,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
           throw ApiError.badRequest(
             `Unknown persona "${inv.args}" (known: ${all.map((x) => x.name).join(", ") || "none"})`,
           );
-        env.sessions().update(rec.id, { persona: p.name });
+        await env.sessions().update(rec.id, { persona: p.name });
         return { message: `Persona set to ${p.label}`, persona: p.name, personas: list };
       },
     },
@@ -131,8 +131,8 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       takesArgs: true,
       blocking: true,
       global: true,
-      run: (inv): Reply => {
-        const rec = inv.sessionId ? requireSession(env, inv) : undefined;
+      run: async (inv): Promise<Reply> => {
+        const rec = inv.sessionId ? await requireSession(env, inv) : undefined;
         const providers = env.providers.list().map((p) => ({ id: p.id, description: p.description }));
         const current = providerOf(env, rec)?.id ?? null;
         if (!inv.args) return { message: `Provider: ${current ?? "(none configured)"}`, provider: current, providers };
@@ -142,7 +142,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
             `Unknown provider "${inv.args}" (known: ${providers.map((p) => p.id).join(", ") || "none"})`,
           );
         }
-        setMeta(env, rec.id, { provider: inv.args });
+        await setMeta(env, rec.id, { provider: inv.args });
         return { message: `Provider set to ${inv.args}`, provider: inv.args, providers };
       },
     },
@@ -152,7 +152,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       takesArgs: true,
       blocking: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const arg = inv.args.toLowerCase();
         if (!inv.sessionId) {
           // The level of new sessions (settings.json).
@@ -168,17 +168,17 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
             options: REASONING_LEVELS,
           };
         }
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         if (!arg) {
           const level = rec.meta.reasoningEffort ?? null;
           return { message: `Reasoning: ${level ?? "model default"}`, reasoning: level, options: REASONING_LEVELS };
         }
         if (arg === "reset" || arg === "default") {
-          setMeta(env, rec.id, { reasoningEffort: undefined });
+          await setMeta(env, rec.id, { reasoningEffort: undefined });
           return { message: "Reasoning: model default", reasoning: null, options: REASONING_LEVELS };
         }
         if (!REASONING_LEVELS.includes(arg)) throw usage(`/reasoning [${REASONING_LEVELS.join("|")}|reset]`);
-        setMeta(env, rec.id, { reasoningEffort: arg });
+        await setMeta(env, rec.id, { reasoningEffort: arg });
         return { message: `Reasoning: ${arg}`, reasoning: arg, options: REASONING_LEVELS };
       },
     },
@@ -187,7 +187,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       description: "Show the colour themes, or pick one: /theme [id]",
       takesArgs: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const themes = env.themes.list();
         const list = themes.map((t) => ({ id: t.id, label: t.label }));
         const stored = env.settings()?.theme ?? env.prefs.get("theme");
@@ -211,12 +211,12 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       name: "skills",
       description: "List the skills visible to this session",
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const pc = env.project();
         if (!pc || typeof pc.skills !== "function")
           return { message: "Skills are not available (the project plugin is not loaded)", skills: [] };
         const skills = pc
-          .skills(cwdOf(env, inv))
+          .skills(await cwdOf(env, inv))
           .map((s) => ({ name: s.name, description: s.description, source: s.source }));
         return { message: skills.length ? `${skills.length} skill(s)` : "No skills found", skills };
       },
@@ -225,8 +225,8 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       name: "rules",
       description: "List the rules added to the system prompt",
       global: true,
-      run: (inv): Reply => {
-        const view = projectView(env, cwdOf(env, inv));
+      run: async (inv): Promise<Reply> => {
+        const view = projectView(env, await cwdOf(env, inv));
         if (!view) return { message: "Rules are not available (the project plugin is not loaded)", rules: [] };
         const rules = scoped(view, "rules").map(({ scope, item }) => {
           const r = item as { name?: unknown; description?: unknown };
@@ -243,8 +243,8 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       name: "hooks",
       description: "List the tool hooks that run around tool calls",
       global: true,
-      run: (inv): Reply => {
-        const view = projectView(env, cwdOf(env, inv));
+      run: async (inv): Promise<Reply> => {
+        const view = projectView(env, await cwdOf(env, inv));
         if (!view) return { message: "Hooks are not available (the project plugin is not loaded)", hooks: [] };
         const hooks = scoped(view, "hooks").map(({ scope, item }) => {
           const h = item as { event?: unknown; matcher?: unknown; command?: unknown };
@@ -263,7 +263,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       description: "List the MCP servers, or reconnect one: /mcp [list|reconnect <name>]",
       takesArgs: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const mcp = env.optional<McpView>(MCP_MANAGER_ID);
         if (!mcp) return { message: "MCP is not available (the mcp plugin is not loaded)", servers: [] };
         const [sub, name] = words(inv.args);
@@ -300,8 +300,8 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       name: "ssh",
       description: "Show the SSH hosts the agent can use",
       global: true,
-      run: (inv): Reply => {
-        const hosts = scoped(projectView(env, cwdOf(env, inv)), "ssh").map(({ scope, item }) => ({
+      run: async (inv): Promise<Reply> => {
+        const hosts = scoped(projectView(env, await cwdOf(env, inv)), "ssh").map(({ scope, item }) => ({
           name: String(item),
           scope,
         }));
@@ -317,7 +317,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       name: "repo",
       description: "Show the git state of the working directory",
       run: async (inv): Promise<Reply> => {
-        const info = await repoInfo(requireSession(env, inv).cwd);
+        const info = await repoInfo((await requireSession(env, inv)).cwd);
         const message = info.isGit
           ? `${info.branch}${info.dirty ? " (uncommitted changes)" : ""}`
           : "Not a git repository";
@@ -329,7 +329,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       description: "List the git worktrees of the working directory's repository",
       takesArgs: true,
       run: async (inv): Promise<Reply> => {
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         const [sub] = words(inv.args);
         if (sub && sub !== "list") {
           throw ApiError.badRequest(
@@ -346,7 +346,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       blocking: true,
       global: true,
       run: async (inv): Promise<Reply> => {
-        const cwd = cwdOf(env, inv);
+        const cwd = await cwdOf(env, inv);
         const pc = env.project() as { reload?: () => unknown } | undefined;
         await pc?.reload?.();
         env.bus.emit({ type: "resources.reload", cwd, ...(inv.sessionId ? { sessionId: inv.sessionId } : {}) });

@@ -89,8 +89,8 @@ export function commandRoutes(env: CommandEnv): AnyRoute[] {
       tags: ["catalog"],
       query: SuggestQuery,
       responses: { 200: T.Array(SuggestionSchema) },
-      handler: ({ query }) => {
-        const rec = query.session ? env.sessions().find(query.session) : undefined;
+      handler: async ({ query }) => {
+        const rec = query.session ? await env.sessions().find(query.session) : undefined;
         return { body: suggest(env, query.q ?? "", rec) };
       },
     }),

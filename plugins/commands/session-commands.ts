@@ -42,14 +42,14 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       takesArgs: true,
       blocking: true,
       run: async (inv): Promise<Reply> => {
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         const flags = words(inv.args);
         if (flags.some((f) => f !== "--force" && f !== "-f")) throw usage("/undo [--force]");
         assertIdle(env, rec.id);
         const out = await env.checkpoints.undo(rec.id, rec.cwd, flags.length > 0);
         if (!out) return { message: "Nothing to undo", undone: false };
-        env.store().truncateMessages(rec.id, out.seq);
-        const after = env.sessions().update(rec.id, {});
+        await env.store().truncateMessages(rec.id, out.seq);
+        const after = await env.sessions().update(rec.id, {});
         const removed = out.filesRestored ? out.created : [];
         env.sessions().publish(rec.id, {
           type: "undo",
@@ -76,9 +76,9 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       name: "fork",
       description: "Copy what the model currently sees into a new, independent session",
       blocking: true,
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
-        const fork = env.sessions().fork(rec.id);
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
+        const fork = await env.sessions().fork(rec.id);
         return { message: `Forked into ${fork.id}`, sessionId: fork.id };
       },
     },
@@ -87,10 +87,10 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       aliases: ["s"],
       description: "Inject a message into the running turn (sends it as a prompt when idle)",
       takesArgs: true,
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
         if (!inv.args) throw usage("/steer <message>");
-        const status = requireTurns(env).steer(rec, inv.args);
+        const status = await requireTurns(env).steer(rec, inv.args);
         return { message: OUTCOME_TEXT[status], status };
       },
     },
@@ -99,10 +99,10 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       aliases: ["q"],
       description: "Queue a message for after the current turn (sends it as a prompt when idle)",
       takesArgs: true,
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
         if (!inv.args) throw usage("/queue <message>");
-        const status = requireTurns(env).followup(rec, inv.args);
+        const status = await requireTurns(env).followup(rec, inv.args);
         return { message: OUTCOME_TEXT[status], status };
       },
     },
@@ -110,8 +110,8 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       name: "queue-reset",
       aliases: ["qr"],
       description: "Clear the queued follow-up messages",
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
         const cleared = env.turns()?.clearFollowups(rec.id) ?? 0;
         return { message: "Queue cleared", cleared };
       },
@@ -121,7 +121,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       aliases: ["stop"],
       description: "Stop the running turn and clear the steering and follow-up queues",
       run: async (inv): Promise<Reply> => {
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         const turns = env.turns();
         const wasRunning = turns?.status(rec.id) === "running";
         await turns?.abort(rec.id);
@@ -133,10 +133,10 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       description: `Work autonomously toward a goal in one turn: /goal [N] <description> or --steps N (budget: model calls, default ${GOAL_DEFAULT_BUDGET})`,
       takesArgs: true,
       blocking: true,
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
         const { budget, goal } = parseGoal(inv.args);
-        const status = requireTurns(env).chat(rec, { text: goalPrompt(goal, budget), budget });
+        const status = await requireTurns(env).chat(rec, { text: goalPrompt(goal, budget), budget });
         return { message: `Working toward the goal autonomously (budget: ${budget})…`, status, budget };
       },
     },
@@ -145,7 +145,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       description: `Show or set the per-turn iteration cap (${TURN_CAP_MIN}..${TURN_CAP_MAX}, or reset): this session's, or without a session the default`,
       takesArgs: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const fallback = configuredCap(env);
         const arg = inv.args.toLowerCase();
         const parse = (): number | "reset" => {
@@ -181,7 +181,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             effective: now,
           };
         }
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         if (!arg) {
           const own = typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : null;
           const effective = own ?? fallback;
@@ -194,7 +194,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
         }
         const value = parse();
         if (value === "reset") {
-          setMeta(env, rec.id, { turnCap: undefined });
+          await setMeta(env, rec.id, { turnCap: undefined });
           return {
             message: `Per-turn iteration cap reset to the default (${fallback})`,
             turnCap: null,
@@ -202,7 +202,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             effective: fallback,
           };
         }
-        setMeta(env, rec.id, { turnCap: value });
+        await setMeta(env, rec.id, { turnCap: value });
         return {
           message: `Per-turn iteration cap set to ${value} (applies from the next model call)`,
           turnCap: value,
@@ -219,9 +219,9 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             ? "Enter plan mode (read-only tools; writes limited to the plans directory)"
             : "Leave plan mode (full toolset)",
         blocking: true,
-        run: (inv): Reply => {
-          const rec = requireSession(env, inv);
-          const after = env.sessions().setMode(rec.id, mode);
+        run: async (inv): Promise<Reply> => {
+          const rec = await requireSession(env, inv);
+          const after = await env.sessions().setMode(rec.id, mode);
           return { message: mode === "plan" ? "Plan mode" : "Build mode", mode: after.mode };
         },
       }),
@@ -231,7 +231,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       description: "Show or set how risky commands are handled: default (ask for confirmation) or bypass (never ask)",
       takesArgs: true,
       global: true,
-      run: (inv): Reply => {
+      run: async (inv): Promise<Reply> => {
         const arg = inv.args.toLowerCase();
         if (arg && arg !== "default" && arg !== "bypass") throw usage("/permissions [default|bypass]");
         if (!inv.sessionId) {
@@ -247,12 +247,12 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             options: ["default", "bypass"],
           };
         }
-        const rec = requireSession(env, inv);
+        const rec = await requireSession(env, inv);
         if (!arg) {
           const mode = rec.meta.permissionMode === "bypass" ? "bypass" : "default";
           return { message: `Permission mode: ${mode}`, permissionMode: mode, options: ["default", "bypass"] };
         }
-        setMeta(env, rec.id, { permissionMode: arg === "bypass" ? "bypass" : undefined });
+        await setMeta(env, rec.id, { permissionMode: arg === "bypass" ? "bypass" : undefined });
         return {
           message:
             arg === "bypass"
@@ -267,9 +267,9 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       name: "clear",
       description: "Clear the context sent to the model; the visible history stays",
       blocking: true,
-      run: (inv): Reply => {
-        const rec = requireSession(env, inv);
-        const { body } = env.sessions().cleanContext(rec.id, () => assertIdle(env, rec.id));
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
+        const { body } = await env.sessions().cleanContext(rec.id, () => assertIdle(env, rec.id));
         return {
           message: "Context cleared; the history stays visible",
           ...(body.originalTask ? { originalTask: body.originalTask } : {}),
@@ -280,7 +280,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       name: "compact",
       description: "Summarise the older part of the context now",
       blocking: true,
-      run: (inv) => compactNow(env, requireSession(env, inv).id),
+      run: async (inv) => compactNow(env, (await requireSession(env, inv)).id),
     },
   ];
 }
@@ -318,12 +318,12 @@ function goalPrompt(goal: string, budget: number): string {
 
 async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
   assertIdle(env, id);
-  const rec = env.sessions().require(id);
+  const rec = await env.sessions().require(id);
   const provider = providerOf(env, rec);
   if (!provider) throw ApiError.badRequest("No model provider is configured; compaction needs one");
   const store = env.store();
   const deps = { store };
-  const tokensBefore = estimateTokens(toProviderMessages("", store.contextMessages(id)));
+  const tokensBefore = estimateTokens(toProviderMessages("", await store.contextMessages(id)));
   const ac = new AbortController();
   const done = await compactIfNeeded({
     deps,
@@ -335,6 +335,6 @@ async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
   });
   if (!done)
     return { message: "Nothing to compact (or the summary failed; see the session's events)", compacted: false };
-  env.sessions().update(id, {});
+  await env.sessions().update(id, {});
   return { message: "Older context summarised", compacted: true, tokensBefore };
 }

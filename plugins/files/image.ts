@@ -25,8 +25,8 @@ export function imageOf(msg: StoredMessage | undefined, idx: number): { mime: st
 }
 
 /** One message by seq: the page of one user turn ending at `seq` contains it. */
-function messageAt(store: SessionStore, sessionId: string, seq: number): StoredMessage | undefined {
-  return store.historyPage(sessionId, 1, seq + 1).messages.find((m) => m.seq === seq);
+async function messageAt(store: SessionStore, sessionId: string, seq: number): Promise<StoredMessage | undefined> {
+  return (await store.historyPage(sessionId, 1, seq + 1)).messages.find((m) => m.seq === seq);
 }
 
 /** Where {@link imageRoute} serves an image: what the files plugin provides as `MessageImagesToken`. */
@@ -51,9 +51,9 @@ export function imageRoute(sessions: () => SessionService, store: () => SessionS
     responses: {
       200: { description: "The image bytes", contentType: "image/*", schema: T.String({ format: "binary" }) },
     },
-    handler: ({ params, query }) => {
-      const rec = sessions().require(params.id);
-      const img = imageOf(messageAt(store(), rec.id, query.seq), query.idx ?? 0);
+    handler: async ({ params, query }) => {
+      const rec = await sessions().require(params.id);
+      const img = imageOf(await messageAt(store(), rec.id, query.seq), query.idx ?? 0);
       if (!img) throw ApiError.notFound(`No image ${query.idx ?? 0} in message ${query.seq}`);
       return {
         bytes: img.bytes,

@@ -52,11 +52,11 @@ export function candidateName(name: string, n: number): string {
 
 export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
   const tags = ["attachments"];
-  const dirOf = (id: string) => path.join(opts.inputsRoot, opts.sessions().require(id).id);
+  const dirOf = async (id: string) => path.join(opts.inputsRoot, (await opts.sessions().require(id)).id);
 
   /** An existing attachment by name: a regular file directly inside the session's attachments directory. */
   const existing = async (id: string, q: { name?: string; path?: string }): Promise<string> => {
-    const dir = dirOf(id);
+    const dir = await dirOf(id);
     const raw = q.name ?? q.path;
     if (!raw) throw ApiError.badRequest('Give the attachment in "name"');
     const name = checkBareName(raw, "attachment name");
@@ -88,7 +88,7 @@ export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
         ),
       },
       handler: async ({ params }) => {
-        const dir = dirOf(params.id);
+        const dir = await dirOf(params.id);
         const dirents = await readdir(dir, { withFileTypes: true }).catch(() => []);
         const entries = [];
         for (const d of dirents) {
@@ -128,7 +128,7 @@ export function inputsRoutes(opts: InputsOptions): AnyRoute[] {
         ),
       },
       handler: async ({ params, body }) => {
-        const dir = dirOf(params.id);
+        const dir = await dirOf(params.id);
         const name = sanitizeName(body.name);
         checkExtension(name);
         const data = parseDataUrl(body.dataUrl);

@@ -63,7 +63,7 @@ interface SessionRoot {
 export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
   const tags = ["files"];
   const rootOf = async (id: string): Promise<SessionRoot> => {
-    const rec = sessions().require(id);
+    const rec = await sessions().require(id);
     const root = await realpathOrUndefined(rec.cwd);
     return { root, aliases: root ? [root, rec.cwd] : [rec.cwd] };
   };

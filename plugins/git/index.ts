@@ -9,7 +9,6 @@ import {
   isInside,
   SessionIdParams,
   SessionServiceToken,
-  SessionStoreToken,
   type Static,
   T,
 } from "../../core/index.js";
@@ -136,19 +135,6 @@ export default definePlugin({
       ...(options.maxDiffFiles ? { maxFiles: options.maxDiffFiles } : {}),
     };
 
-    // Session working directories may be inspected wherever they are: read once, then kept current from events.
-    const sessionCwds = new Map<string, string>();
-    let loaded = false;
-    const knownCwds = () => {
-      if (!loaded) {
-        for (const s of ctx.services.get(SessionStoreToken).listSessions({}).sessions) sessionCwds.set(s.id, s.cwd);
-        loaded = true;
-      }
-      return sessionCwds.values();
-    };
-    ctx.events.on("session.created", ({ session }) => sessionCwds.set(session.id, session.cwd));
-    ctx.events.on("session.deleted", ({ sessionId }) => sessionCwds.delete(sessionId));
-
     const permitted = async (dir: string): Promise<boolean> => {
       const configured = options.roots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
       for (const c of configured) {
@@ -156,7 +142,7 @@ export default definePlugin({
         if (real && isInside(real, dir)) return true;
       }
       // Session directories are stored resolved, so a lexical check is enough (and cheap with many sessions).
-      for (const c of knownCwds()) if (isInside(c, dir)) return true;
+      for (const c of (await sessions().directories()).values()) if (isInside(c, dir)) return true;
       return false;
     };
 
@@ -179,7 +165,7 @@ export default definePlugin({
         handler: async ({ query, signal }) => {
           let dir: string;
           if (query.session) {
-            dir = sessions().require(query.session).cwd;
+            dir = (await sessions().require(query.session)).cwd;
           } else {
             const cwd = query.cwd?.trim();
             if (!cwd || cwd === "sandbox") return { body: { isGit: false, cwd: cwd ?? "" } };
@@ -213,7 +199,7 @@ export default definePlugin({
         errors: [503],
         responses: { 200: DiffSchema },
         handler: async ({ params, signal }) => {
-          const rec = sessions().require(params.id);
+          const rec = await sessions().require(params.id);
           const st = await stat(rec.cwd).catch(() => undefined);
           if (!st?.isDirectory()) {
             const groups = { untracked: [], added: [], modified: [], deleted: [], renamed: [] };

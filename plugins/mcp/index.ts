@@ -113,8 +113,8 @@ export default definePlugin({
           { title: "SessionMcpServers", additionalProperties: false },
         ),
         responses: { 200: T.Array(McpServerStatusSchema) },
-        handler: ({ params, body }) => {
-          const rec = sessions().require(params.id);
+        handler: async ({ params, body }) => {
+          const rec = await sessions().require(params.id);
           const { statuses, error } = manager.setSessionServers(rec.id, body.mcpServers, rec.cwd);
           if (error) throw ApiError.badRequest(error);
           return { body: statuses };

@@ -73,10 +73,10 @@ function existingDirectory(cwd: string): string {
 }
 
 /** The directory a catalog request is about: `cwd`, the session's cwd, or none (global resources only). */
-function scopeOf(deps: CatalogDeps, q: { cwd?: string; sessionId?: string }): string | undefined {
+async function scopeOf(deps: CatalogDeps, q: { cwd?: string; sessionId?: string }): Promise<string | undefined> {
   if (q.cwd !== undefined && q.sessionId !== undefined) throw ApiError.badRequest("Give cwd or sessionId, not both");
   if (q.cwd !== undefined) return existingDirectory(q.cwd);
-  if (q.sessionId !== undefined) return deps.sessions().require(q.sessionId).cwd;
+  if (q.sessionId !== undefined) return (await deps.sessions().require(q.sessionId)).cwd;
   return undefined;
 }
 
@@ -104,8 +104,8 @@ export function catalogRoutes(deps: CatalogDeps) {
       tags: ["catalog"],
       query: ScopeQuery,
       responses: { 200: T.Array(PersonaSchema) },
-      handler: (req) => ({
-        body: listPersonas(deps, scopeOf(deps, req.query)).map(({ name, label, description, source }) => ({
+      handler: async (req) => ({
+        body: listPersonas(deps, await scopeOf(deps, req.query)).map(({ name, label, description, source }) => ({
           name,
           label,
           description,
@@ -122,8 +122,8 @@ export function catalogRoutes(deps: CatalogDeps) {
       query: NamedQuery,
       responses: { 200: PersonaContentSchema },
       errors: [404],
-      handler: (req) => {
-        const p = listPersonas(deps, scopeOf(deps, req.query)).find((x) => x.name === req.query.name);
+      handler: async (req) => {
+        const p = listPersonas(deps, await scopeOf(deps, req.query)).find((x) => x.name === req.query.name);
         if (!p) throw ApiError.notFound(`Unknown persona: ${req.query.name}`);
         return { body: { ok: true as const, name: p.name, content: p.prompt } };
       },
@@ -140,8 +140,8 @@ export function catalogRoutes(deps: CatalogDeps) {
       query: NamedQuery,
       responses: { 200: SkillContentSchema },
       errors: [404],
-      handler: (req) => {
-        const cwd = scopeOf(deps, req.query);
+      handler: async (req) => {
+        const cwd = await scopeOf(deps, req.query);
         const s = deps.project()?.skill(req.query.name, cwd);
         if (!s) throw ApiError.notFound(`Unknown skill: ${req.query.name}`);
         return {

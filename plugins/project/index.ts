@@ -7,7 +7,6 @@ import {
   ProjectContextToken,
   ProjectTrustToken,
   SessionServiceToken,
-  SessionStoreToken,
   T,
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
@@ -35,6 +34,7 @@ const OptionsSchema = T.Object(
 interface State {
   trust: TrustStore;
   resources: ProjectResources;
+  setDirectories(d: ReadonlyMap<string, string>): void;
 }
 const states = new WeakMap<PluginContext, State>();
 
@@ -74,14 +74,24 @@ export default definePlugin({
     const settings = ctx.services.get(HostInfoToken);
     const roots = cachedRoots();
     const sessions = () => ctx.services.get(SessionServiceToken);
+    // Every session's directory (read at start, kept current by the session service).
+    let directories: ReadonlyMap<string, string> = new Map();
     /** Ids of the sessions that currently show a trust prompt. */
     const prompted = (): Set<string> => {
       const svc = sessions();
       const ids = new Set<string>();
-      for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
-        if (svc.projectTrust(rec.cwd)) ids.add(rec.id);
-      }
+      for (const [id, cwd] of directories) if (svc.projectTrust(cwd)) ids.add(id);
       return ids;
+    };
+    /** Announces the sessions' summaries again (their trust prompt appeared or went away). */
+    const announce = (ids: Iterable<string>) => {
+      const svc = sessions();
+      for (const id of ids) {
+        svc
+          .find(id)
+          .then((rec) => rec && svc.announce("session_update", rec))
+          .catch((err) => ctx.log.warn({ err, sessionId: id }, "could not announce a trust change"));
+      }
     };
     let promptedBefore = new Set<string>();
     const trust = new TrustStore(join(ctx.home, "trust.json"), roots.rootOf, ctx.log);
@@ -99,13 +109,10 @@ export default definePlugin({
       afterReload: () => {
         // Resources appear or go away on a re-scan: announce sessions whose trust prompt did.
         const now = prompted();
-        const svc = sessions();
-        for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
-          if (now.has(rec.id) !== promptedBefore.has(rec.id)) svc.announce("session_update", rec);
-        }
+        announce([...directories.keys()].filter((id) => now.has(id) !== promptedBefore.has(id)));
       },
     });
-    states.set(ctx, { trust, resources });
+    states.set(ctx, { trust, resources, setDirectories: (d) => (directories = d) });
     ctx.services.provide(ProjectTrustToken, trust);
     ctx.services.provide(ProjectContextToken, resources);
     ctx.onDispose(trust.onChange((root) => resources.invalidate(root)));
@@ -154,16 +161,14 @@ export default definePlugin({
     // own stream and on the all-sessions feed.
     ctx.onDispose(
       trust.onChange((root) => {
-        const svc = sessions();
-        for (const rec of ctx.services.get(SessionStoreToken).listSessions({}).sessions) {
-          if (trust.projectRoot(rec.cwd) === root) svc.announce("session_update", rec);
-        }
+        announce([...directories].filter(([, cwd]) => trust.projectRoot(cwd) === root).map(([id]) => id));
       }),
     );
   },
-  start(ctx) {
+  async start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
+    state.setDirectories(await ctx.services.get(SessionServiceToken).directories());
     // Global and trusted project personas are valid at session creation, not only registered ones.
     const svc = ctx.services.get(SessionServiceToken);
     svc.setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));

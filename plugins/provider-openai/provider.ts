@@ -107,11 +107,9 @@ export function createOpenAIProvider(
         // The SDK builds and sends the request and maps an error status; the body is decoded here (see sse-decoder).
         const response = await client.chat.completions.create(params, { signal }).asResponse();
         for await (const chunks of decodeChatStream<ChatCompletionChunk>(response, APIError)) {
-          for (const chunk of chunks) {
-            for (const delta of mapChunk(chunk)) {
-              yielded = true;
-              yield delta;
-            }
+          for (const delta of coalesce(chunks.flatMap(mapChunk))) {
+            yielded = true;
+            yield delta;
           }
         }
         // A stream may end quietly on abort; the caller must still see the abort.
@@ -234,6 +232,30 @@ export function mapChunk(chunk: ChatCompletionChunk): ProviderDelta[] {
         ...(typeof cached === "number" ? { cacheReadTokens: cached } : {}),
       },
     });
+  }
+  return out;
+}
+
+/**
+ * Joins adjacent text deltas of one kind (content, reasoning) among those of one network read: they reached the
+ * daemon together, so one `token` event carries them at no cost in latency, and a daemon busy with many streams does
+ * less work per token the further behind it is. Chunks of different reads are never joined.
+ */
+export function coalesce(deltas: ProviderDelta[]): ProviderDelta[] {
+  if (deltas.length < 2) return deltas;
+  const out: ProviderDelta[] = [];
+  let text: (ProviderDelta & { type: "content" | "reasoning" }) | undefined;
+  for (const d of deltas) {
+    if (d.type !== "content" && d.type !== "reasoning") {
+      text = undefined;
+      out.push(d);
+    } else if (text?.type === d.type) text.text += d.text;
+    else {
+      // A copy: the joined text must not change the delta the caller passed in.
+      const copy: ProviderDelta & { type: "content" | "reasoning" } = { type: d.type, text: d.text };
+      text = copy;
+      out.push(copy);
+    }
   }
   return out;
 }

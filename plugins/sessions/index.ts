@@ -112,14 +112,14 @@ export default definePlugin({
         tags,
         query: ListQuery,
         responses: { 200: T.Union([T.Array(SessionSummarySchema), SessionPage]) },
-        handler: ({ query }) => {
+        handler: async ({ query }) => {
           const q = query.q?.trim() || undefined;
           if (query.limit === undefined && query.offset === undefined) {
-            return { body: svc().list({ q }).sessions };
+            return { body: (await svc().list({ q })).sessions };
           }
           const limit = query.limit ?? 50;
           const offset = query.offset ?? 0;
-          const { sessions, total } = svc().list({ q, limit, offset });
+          const { sessions, total } = await svc().list({ q, limit, offset });
           return { body: { sessions, total, limit, offset } };
         },
       }),
@@ -132,7 +132,7 @@ export default definePlugin({
         body: CreateSessionRequest,
         bodyRequired: false,
         responses: { 201: CreateSessionResponse },
-        handler: ({ body }) => created(svc().create(body ?? {})),
+        handler: async ({ body }) => created(await svc().create(body ?? {})),
       }),
       defineRoute({
         method: "GET",
@@ -143,8 +143,8 @@ export default definePlugin({
         params: SessionIdParams,
         query: TurnsQuery,
         responses: { 200: SessionSchema },
-        handler: ({ params, query, apiBase }) => ({
-          body: svc().view(params.id, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
+        handler: async ({ params, query, apiBase }) => ({
+          body: await svc().view(params.id, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
         }),
       }),
       defineRoute({
@@ -156,8 +156,8 @@ export default definePlugin({
         params: SessionIdParams,
         query: HistoryQuery,
         responses: { 200: T.Object(HistoryPageFields, { title: "HistoryPage" }) },
-        handler: ({ params, query, apiBase }) => ({
-          body: svc().history(params.id, query.before, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
+        handler: async ({ params, query, apiBase }) => ({
+          body: await svc().history(params.id, query.before, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
         }),
       }),
       defineRoute({
@@ -195,11 +195,11 @@ export default definePlugin({
         params: SessionIdParams,
         errors: [409],
         responses: { 201: ForkSessionResponse },
-        handler: ({ params, apiBase }) => {
-          const fork = svc().fork(params.id);
+        handler: async ({ params, apiBase }) => {
+          const fork = await svc().fork(params.id);
           return {
             status: 201,
-            body: { id: fork.id, session: svc().view(fork.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
+            body: { id: fork.id, session: await svc().view(fork.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
           };
         },
       }),
@@ -212,8 +212,8 @@ export default definePlugin({
         params: SessionIdParams,
         body: T.Object({ title: T.String({ maxLength: 10_000 }) }, { additionalProperties: false }),
         responses: { 200: T.Object({ ok: T.Literal(true), title: T.String() }, { title: "RenameResult" }) },
-        handler: ({ params, body }) => ({
-          body: { ok: true as const, title: svc().rename(params.id, body.title).title ?? "" },
+        handler: async ({ params, body }) => ({
+          body: { ok: true as const, title: (await svc().rename(params.id, body.title)).title ?? "" },
         }),
       }),
       defineRoute({
@@ -225,8 +225,8 @@ export default definePlugin({
         params: SessionIdParams,
         body: T.Object({ pinned: T.Boolean() }, { additionalProperties: false }),
         responses: { 200: T.Object({ ok: T.Literal(true), pinned: T.Boolean() }, { title: "PinResult" }) },
-        handler: ({ params, body }) => ({
-          body: { ok: true as const, pinned: svc().setPinned(params.id, body.pinned).pinned },
+        handler: async ({ params, body }) => ({
+          body: { ok: true as const, pinned: (await svc().setPinned(params.id, body.pinned)).pinned },
         }),
       }),
       defineRoute({
@@ -246,8 +246,8 @@ export default definePlugin({
             { title: "ShareLink" },
           ),
         },
-        handler: ({ params }) => {
-          const token = svc().share(params.id);
+        handler: async ({ params }) => {
+          const token = await svc().share(params.id);
           return { body: { ok: true as const, token, url: `/shared/${token}` } };
         },
       }),
@@ -259,8 +259,8 @@ export default definePlugin({
         tags,
         params: SessionIdParams,
         responses: { 200: T.Object({ ok: T.Boolean() }, { title: "RevokeShareResult" }) },
-        handler: ({ params }) => {
-          svc().unshare(params.id);
+        handler: async ({ params }) => {
+          await svc().unshare(params.id);
           return { body: { ok: true } };
         },
       }),
@@ -276,9 +276,9 @@ export default definePlugin({
           limit: T.Optional(T.Integer({ minimum: 1, maximum: AUDIT_PAGE })),
         }),
         responses: { 200: T.Object({ events: T.Array(StoredEventSchema) }, { title: "EventHistory" }) },
-        handler: ({ params, query }) => {
-          svc().require(params.id);
-          const rows = ctx.services
+        handler: async ({ params, query }) => {
+          await svc().require(params.id);
+          const rows = await ctx.services
             .get(SessionStoreToken)
             .readEvents(params.id, query.after ?? 0, query.limit ?? AUDIT_PAGE, {
               durableOnly: true,

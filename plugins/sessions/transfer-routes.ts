@@ -65,8 +65,8 @@ export function transferRoutes(
           schema: SessionExportSchema,
         },
       },
-      handler: ({ params, query }) => {
-        const rec = svc().require(params.id);
+      handler: async ({ params, query }) => {
+        const rec = await svc().require(params.id);
         const markdown = query.format === "markdown";
         const name = fileName(rec, markdown ? "md" : "json");
         return {
@@ -96,18 +96,16 @@ export function transferRoutes(
         const base = { model: doc.session.model, title: doc.session.title ?? undefined, ...(cwd ? { cwd } : {}) };
         let rec: SessionRecord;
         try {
-          rec = svc().create({ ...base, persona: doc.session.persona });
+          rec = await svc().create({ ...base, persona: doc.session.persona });
         } catch (err) {
           if (!isApiError(err) || err.status !== 404) throw err;
-          rec = svc().create(base);
+          rec = await svc().create(base);
         }
         const s = store();
-        const append = () => {
-          for (const m of doc.messages) s.appendMessage(rec.id, toNewMessage(m));
-        };
+        const messages = doc.messages.map(toNewMessage);
         try {
-          if (s.batch) s.batch(append);
-          else append();
+          if (s.appendMessages) await s.appendMessages(rec.id, messages);
+          else for (const m of messages) await s.appendMessage(rec.id, m);
         } catch (err) {
           await svc().deletePermanently(rec.id);
           throw ApiError.badRequest(`Could not import the messages: ${(err as Error).message}`);
@@ -115,10 +113,10 @@ export function transferRoutes(
         const exported = body.session;
         const meta: Record<string, unknown> = { ...rec.meta, importedFrom: exported.id };
         if (exported.compactionSummary) meta.compactionSummary = exported.compactionSummary;
-        svc().update(rec.id, { mode: doc.session.mode, meta });
+        await svc().update(rec.id, { mode: doc.session.mode, meta });
         return {
           status: 201,
-          body: { id: rec.id, session: svc().view(rec.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
+          body: { id: rec.id, session: await svc().view(rec.id, DEFAULT_HISTORY_TURNS, imageUrls(apiBase)) },
         };
       },
     }),

@@ -89,12 +89,12 @@ function exportedMessage(m: StoredMessage): Record<string, unknown> {
 /** Every message of a session in order, a page at a time (the whole history is never held at once). */
 async function* allMessages(store: SessionStore, id: string): AsyncGenerator<StoredMessage> {
   if (!store.readMessages) {
-    yield* store.historyPage(id, 0).messages;
+    yield* (await store.historyPage(id, 0)).messages;
     return;
   }
   let after = 0;
   for (;;) {
-    const page = store.readMessages(id, after, PAGE);
+    const page = await store.readMessages(id, after, PAGE);
     yield* page;
     const last = page.at(-1);
     if (!last || page.length < PAGE) return;

@@ -252,8 +252,8 @@ export default definePlugin({
         tags: ["sessions"],
         params: SessionIdParams,
         responses: { 200: ReasoningOptionsSchema },
-        handler: ({ params }) => {
-          const rec = ctx.services.get(SessionServiceToken).require(params.id);
+        handler: async ({ params }) => {
+          const rec = await ctx.services.get(SessionServiceToken).require(params.id);
           const body: Static<typeof ReasoningOptionsSchema> = reasoningOptionsFor(rec.model, dialect());
           const current = rec.meta.reasoningEffort;
           if (typeof current === "string" && current) body.current = current;

@@ -65,11 +65,11 @@ export default definePlugin({
         auth: "public",
         params: T.Object({ token: T.String({ pattern: "^[A-Za-z0-9_-]{16,128}$", description: "The share token" }) }),
         responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
-        handler: ({ params }) => {
+        handler: async ({ params }) => {
           const store = ctx.services.get(SessionStoreToken);
-          const rec = store.findByShareToken(params.token);
+          const rec = await store.findByShareToken(params.token);
           if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
-          const page = store.historyPage(rec.id, options.maxTurns ?? 500);
+          const page = await store.historyPage(rec.id, options.maxTurns ?? 500);
           // The image "URLs" are only keys for inlining (the page resolves them to the stored data, never links).
           const messages = toDisplayMessages(page.messages, rec.id, (_id, seq, idx) => `?seq=${seq}&idx=${idx}`);
           const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;

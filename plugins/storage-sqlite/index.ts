@@ -5,7 +5,10 @@ import { openSqliteStore } from "./store.js";
 export { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
 export { openSqliteStore, SqliteSessionStore } from "./store.js";
 
-/** The built-in session store: `<home>/agentd.db`. Required, since nothing else in the daemon works without it. */
+/**
+ * The built-in session store: `<home>/agentd.db`. Another storage plugin (one that provides the session store) may
+ * take its place: list `storage-sqlite` in `disabledPlugins`.
+ */
 export default definePlugin({
   manifest: {
     id: "storage-sqlite",
@@ -13,7 +16,6 @@ export default definePlugin({
     description: "Sessions, message history, events and full-text search in SQLite (<home>/agentd.db)",
     provides: [SessionStoreToken.id],
     capabilities: ["storage"],
-    required: true,
   },
   register(ctx) {
     const store = openSqliteStore(join(ctx.home, "agentd.db"));

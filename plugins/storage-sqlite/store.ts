@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type {
+  EventBatch,
   EventToAppend,
   HistoryPage,
   ListQuery,
@@ -287,6 +288,13 @@ export class SqliteSessionStore implements SessionStore {
 
   /* ---- messages ---- */
 
+  /** Several messages in one transaction (imports, forks). */
+  appendMessages(sessionId: string, msgs: NewMessage[]): void {
+    this.batch(() => {
+      for (const m of msgs) this.appendMessage(sessionId, m);
+    });
+  }
+
   appendMessage(sessionId: string, msg: NewMessage): StoredMessage {
     this.entries.delete(sessionId);
     const stored = this.appendTx(sessionId, msg);
@@ -434,6 +442,14 @@ export class SqliteSessionStore implements SessionStore {
 
   feedSeq(): number {
     return this.q.feedSeq.get()?.s ?? 0;
+  }
+
+  /** The event log's flush: every session's pending events and the feed's, in one transaction. */
+  appendBatch(batch: EventBatch): void {
+    this.batch(() => {
+      for (const s of batch.sessions) this.appendEvents(s.sessionId, s.events);
+      for (const e of batch.feed) this.appendFeed(e);
+    });
   }
 
   /**

@@ -72,7 +72,7 @@ export function createSessionHistoryTool(
 
       let hits: MessageHit[];
       try {
-        hits = store.searchMessages(query, {
+        hits = await store.searchMessages(query, {
           excludeSessionId: ctx.sessionId,
           limit: thisProject ? Math.min(limit * PROJECT_OVERFETCH, 200) : limit,
         });
@@ -88,10 +88,8 @@ export function createSessionHistoryTool(
       hits = hits.filter((h) => h.sessionId !== ctx.sessionId);
       if (thisProject && getSession) {
         const cwdOf = new Map<string, string | undefined>();
-        hits = hits.filter((h) => {
-          if (!cwdOf.has(h.sessionId)) cwdOf.set(h.sessionId, getSession(h.sessionId)?.cwd);
-          return cwdOf.get(h.sessionId) === ctx.cwd;
-        });
+        for (const h of hits) if (!cwdOf.has(h.sessionId)) cwdOf.set(h.sessionId, (await getSession(h.sessionId))?.cwd);
+        hits = hits.filter((h) => cwdOf.get(h.sessionId) === ctx.cwd);
       }
       hits = hits.slice(0, limit);
 

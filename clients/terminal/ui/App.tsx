@@ -8,7 +8,7 @@ import { type ReactElement, useCallback, useEffect, useMemo, useRef, useState, u
 import { ok, type Schemas } from "../../api/client.js";
 import type { DaemonConnection } from "../../api/daemon.js";
 import { type StreamEvent, type Subscription, subscribe } from "../../api/events.js";
-import { ago } from "../format.js";
+import { ago, waitingMark } from "../format.js";
 import type { InputHistory } from "../history.js";
 import { loadMarkdown } from "../markdown.js";
 import { Composer, type Suggestion } from "./Composer.js";
@@ -435,6 +435,7 @@ export function App(props: AppProps) {
         items={picker.map((x) => ({
           label: `${x.title ?? "(untitled)"}`,
           value: x.id,
+          badge: waitingMark(x.waiting) || undefined,
           hint: `${x.id === sessionId ? "(current) " : ""}${x.status === "running" ? "running · " : ""}${ago(x.updatedAt)} · ${x.cwd}`,
         }))}
         onSubmit={([id]) => {

@@ -18,6 +18,8 @@ export interface PickerItem {
   label: string;
   value: string;
   hint?: string;
+  /** Shown after the label in bold yellow: something about the item that needs attention. */
+  badge?: string;
 }
 
 export interface PickerProps {
@@ -95,6 +97,12 @@ export function Picker(props: PickerProps) {
             {here ? "❯ " : "  "}
             {mark}
             {i + 1}. {item.label}
+            {item.badge ? (
+              <Text bold color="yellow">
+                {" "}
+                [{item.badge}]
+              </Text>
+            ) : null}
             {item.hint ? <Text dimColor> {item.hint}</Text> : null}
           </Text>
         );
