@@ -176,4 +176,29 @@ describe("session summaries say when a session waits for its user (waiting)", fu
     await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === undefined, 10_000, after);
     expect(await listed()).to.deep.equal([undefined, undefined, undefined]);
   });
+
+  it("keeping on planning clears the pending choice for every client; the session stays in plan mode", async () => {
+    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
+    const plans = join(d.home, ".agentd", "plans", id);
+    mkdirSync(plans, { recursive: true });
+    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
+    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
+    await chat("plan it");
+    await sse.waitForType("end");
+    await feed.waitFor((f) => isUpdate(f) && f.json.session.status === "idle" && f.json.session.waiting === "plan");
+
+    const after = feed.frames.length;
+    const fromStream = sse.frames.length;
+    expect((await d.post(`/sessions/${id}/plan-transition`, { kind: "continue" })).status).to.equal(202);
+    await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === undefined, 10_000, after);
+    const cleared = await sse.waitFor((f) => f.json?.type === "decision_state", 10_000, fromStream);
+    expect(cleared.json.planTransition).to.equal(undefined);
+    expect(await listed()).to.deep.equal([undefined, undefined, undefined]);
+    const view = (await d.get(`/sessions/${id}`)).body;
+    expect(view.mode).to.equal("plan");
+    expect(view.planTransition).to.equal(undefined);
+    // Nothing is pending any more; an unknown kind is a 400.
+    expect((await d.post(`/sessions/${id}/plan-transition`, { kind: "continue" })).status).to.equal(409);
+    expect((await d.post(`/sessions/${id}/plan-transition`, { kind: "later" })).status).to.equal(400);
+  });
 });

@@ -297,6 +297,35 @@ describe("terminal client: interactive, in tmux", function () {
     expect((await d.get(`/sessions/${id}`)).body.mode).to.equal("build");
   });
 
+  it("keeps planning when asked: the daemon's pending plan choice is cleared and the session stays in plan mode", async () => {
+    const p = await open();
+    const id = await sessionId();
+    await send(p, "/plan");
+    await p.waitFor(/default · plan ·/);
+    fake.script(
+      tools([
+        {
+          name: "write",
+          args: { path: `.agentd/plans/${id}/plan.md`, content: "# Plan\n\n## Steps\n- [ ] add the cache\n" },
+        },
+      ]),
+      tools([{ name: "plan_done", args: { summary: "Add a cache" } }]),
+    );
+    await send(p, "plan a cache");
+    await p.waitFor("The plan is ready.");
+    const sse = await d.sse(`/sessions/${id}/events`);
+    await sse.waitForType("status");
+    await p.keys("Down");
+    await p.keys("Enter");
+    await p.waitFor("the plan stays open");
+    const cleared = await sse.waitFor((f) => f.json?.type === "decision_state");
+    sse.close();
+    expect(cleared.json.planTransition).to.equal(undefined);
+    const view = (await d.get(`/sessions/${id}`)).body;
+    expect(view.planTransition).to.equal(undefined);
+    expect(view.mode).to.equal("plan");
+  });
+
   it("recalls input history with ↑ across runs and completes @paths with Tab", async () => {
     writeFileSync(join(cwd, "main.ts"), "export {};\n");
     const first = await open();

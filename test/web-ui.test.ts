@@ -231,6 +231,26 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     await page.getByRole("button", { name: "Approve plan" }).waitFor({ state: "hidden" });
   });
 
+  it("keeps planning: the plan card goes, in this page and for the daemon, and the session stays in plan mode", async () => {
+    const id = await openSession();
+    const modeSet = page.waitForResponse((r) => r.url().endsWith("/mode"));
+    await page.getByRole("checkbox", { name: "Plan mode" }).check();
+    expect((await modeSet).status()).to.equal(200);
+    const plans = join(work, ".agentd", "plans", id);
+    mkdirSync(plans, { recursive: true });
+    writeFileSync(join(plans, "plan.md"), "# Plan\n\n## Steps\n- [ ] add the parser\n");
+    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
+    await send("plan the parser");
+    const declined = page.waitForResponse((r) => r.url().endsWith("/plan-transition"));
+    await page.getByRole("button", { name: "Keep planning" }).click();
+    expect((await declined).status()).to.equal(202);
+    await page.getByRole("button", { name: "Approve plan" }).waitFor({ state: "hidden" });
+    const view = (await d.get(`/sessions/${id}`)).body;
+    expect(view.planTransition).to.equal(undefined);
+    expect(view.mode).to.equal("plan");
+    expect(await page.getByRole("checkbox", { name: "Plan mode" }).isChecked()).to.equal(true);
+  });
+
   it("asks to trust a project that brings its own configuration, and records both answers", async () => {
     for (const [button, trusted] of [
       ["Trust project", true],

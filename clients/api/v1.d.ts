@@ -245,7 +245,10 @@ export interface paths {
     post: operations["pinSession"];
   };
   "/api/v1/sessions/{id}/plan-transition": {
-    /** Accept the finished plan: its open steps become todos */
+    /**
+     * Accept the finished plan (its open steps become todos), or keep planning
+     * @description `done` accepts the plan: its open steps become the session's todos. `continue` declines the choice for now: the session stays in plan mode and the pending choice is cleared for every client (the plan file is kept; the next plan_done asks again). Either way a `decision_state` event without `planTransition` follows, and the session's summary no longer carries `waiting: plan`.
+     */
     post: operations["planTransition"];
   };
   "/api/v1/sessions/{id}/question": {
@@ -1049,8 +1052,7 @@ export interface components {
     };
     /** PlanTransitionRequest */
     PlanTransitionRequest: {
-      /** @constant */
-      kind: "done";
+      kind: "done" | "continue";
     };
     /** PluginStatus */
     PluginStatus: {
@@ -4365,7 +4367,10 @@ export interface operations {
       };
     };
   };
-  /** Accept the finished plan: its open steps become todos */
+  /**
+   * Accept the finished plan (its open steps become todos), or keep planning
+   * @description `done` accepts the plan: its open steps become the session's todos. `continue` declines the choice for now: the session stays in plan mode and the pending choice is cleared for every client (the plan file is kept; the next plan_done asks again). Either way a `decision_state` event without `planTransition` follows, and the session's summary no longer carries `waiting: plan`.
+   */
   planTransition: {
     parameters: {
       path: {

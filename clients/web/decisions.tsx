@@ -112,6 +112,11 @@ function QuestionCard({ s, q }: { s: SessionState; q: QuestionSet }) {
 function PlanCard({ s, plan }: { s: SessionState; plan: Record<string, unknown> }) {
   const id = { params: { path: { id: s.id } } };
   const approve = () => post(api.POST("/api/v1/sessions/{id}/plan-transition", { ...id, body: { kind: "done" } }));
+  // Keeping on planning clears the choice for every client (decision_state follows); the card goes at once here.
+  const keepPlanning = () => {
+    s.planTransition.value = null;
+    return post(api.POST("/api/v1/sessions/{id}/plan-transition", { ...id, body: { kind: "continue" } }));
+  };
   const clean = async () => {
     await post(api.POST("/api/v1/sessions/{id}/clean-context", id));
     await approve();
@@ -127,7 +132,7 @@ function PlanCard({ s, plan }: { s: SessionState; plan: Record<string, unknown> 
         <button type="button" onClick={clean}>
           Approve in a clean context
         </button>
-        <button type="button" onClick={() => (s.planTransition.value = null)}>
+        <button type="button" onClick={keepPlanning}>
           Keep planning
         </button>
       </div>

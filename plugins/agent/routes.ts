@@ -271,16 +271,30 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       method: "POST",
       path: "/sessions/:id/plan-transition",
       operationId: "planTransition",
-      summary: "Accept the finished plan: its open steps become todos",
+      summary: "Accept the finished plan (its open steps become todos), or keep planning",
+      description:
+        "`done` accepts the plan: its open steps become the session's todos. `continue` declines the choice for " +
+        "now: the session stays in plan mode and the pending choice is cleared for every client (the plan file " +
+        "is kept; the next plan_done asks again). Either way a `decision_state` event without `planTransition` " +
+        "follows, and the session's summary no longer carries `waiting: plan`.",
       tags,
       params: SessionIdParams,
-      body: T.Object({ kind: T.Literal("done") }, { title: "PlanTransitionRequest", additionalProperties: false }),
+      body: T.Object(
+        { kind: T.Union([T.Literal("done"), T.Literal("continue")]) },
+        { title: "PlanTransitionRequest", additionalProperties: false },
+      ),
       errors: [409],
       responses: { 202: OkSchema },
-      handler: async ({ params }) => {
+      handler: async ({ params, body }) => {
         const rec = await svc().require(params.id);
         const pending = rec.meta.planTransition;
         if (!pending) throw ApiError.conflict("No plan transition is awaiting a choice");
+        if (body.kind === "continue") {
+          const { planTransition: _kept, ...rest } = rec.meta;
+          await svc().update(rec.id, { meta: rest });
+          svc().publish(rec.id, { type: "decision_state" });
+          return { status: 202, body: { ok: true } };
+        }
         const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
         const todos: SessionTodo[] = steps.map((content) => ({
           content,

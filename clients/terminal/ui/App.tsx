@@ -393,7 +393,16 @@ export function App(props: AppProps) {
   const choosePlan = (approve: boolean) => {
     store.plan = undefined;
     store.changed();
-    if (!approve) return store.note("the plan stays open; keep refining it", "dim");
+    if (!approve) {
+      store.note("the plan stays open; keep refining it", "dim");
+      void ok(
+        api.POST("/api/v1/sessions/{id}/plan-transition", {
+          params: { path: { id: sessionId } },
+          body: { kind: "continue" },
+        }),
+      ).catch(fail);
+      return;
+    }
     void (async () => {
       await ok(
         api.POST("/api/v1/sessions/{id}/plan-transition", {
