@@ -191,7 +191,11 @@ export class SessionService {
     this.cwds ??= (async () => {
       const { sessions } = await (this.store.listEntries?.({}) ?? this.store.listSessions({}));
       return new Map(sessions.map((s) => [s.id, s.cwd]));
-    })();
+    })().catch((err) => {
+      // A failed read is not kept: the next caller reads again.
+      this.cwds = undefined;
+      throw err;
+    });
     return this.cwds;
   }
 
