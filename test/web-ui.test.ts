@@ -420,6 +420,8 @@ describe("web UI screenshots and phone width (a fresh daemon, so the list shows 
     await page.getByRole("navigation", { name: "Sessions" }).getByRole("status", { name: "running" }).waitFor();
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
+      // No theme was chosen on the daemon or in the page: the system's preference decides.
+      await page.waitForFunction((s) => document.documentElement.dataset.theme === s, scheme);
       await page.setViewportSize({ width: 1280, height: 860 });
       await page.screenshot({ path: join(SHOTS, `desktop-${scheme}.png`) });
       await page.setViewportSize({ width: 390, height: 844 });

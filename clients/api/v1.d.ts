@@ -523,7 +523,9 @@ export interface components {
       /** @description Reasoning level of new sessions (null: model default) */
       reasoning: string | null;
       /** @description Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has no value, only its source (see hasApiKey) */
-      settings: Record<string, never>;
+      settings: {
+        [key: string]: components["schemas"]["LayeredSetting"];
+      };
       features: {
         memory: boolean;
         web: boolean;

@@ -175,8 +175,10 @@ export function App() {
         showReasoning.value = c.showReasoning;
         return ok(api.GET("/api/v1/themes")).then((themes) => {
           daemonThemes.value = themes;
-          // The daemon-wide theme (/theme) applies until this page picks one of its own.
-          if (!localStorage.getItem("agentd.theme") && c.theme && themes.some((t) => t.id === c.theme))
+          // The daemon-wide theme, once someone chose it (/theme, settings, config), applies until this page picks
+          // one of its own; the built-in default does not override the system's light or dark preference.
+          const chosen = c.settings.theme?.source !== "default";
+          if (!localStorage.getItem("agentd.theme") && chosen && c.theme && themes.some((t) => t.id === c.theme))
             theme.value = c.theme;
           applyTheme();
         });

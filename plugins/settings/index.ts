@@ -93,12 +93,17 @@ const ClientConfigSchema = T.Object(
     reasoning: T.Union([T.String(), T.Null()], {
       description: "Reasoning level of new sessions (null: model default)",
     }),
-    settings: T.Record(T.String(), LayeredValueSchema, {
-      description:
-        "Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, " +
-        "permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has " +
-        "no value, only its source (see hasApiKey)",
-    }),
+    // additionalProperties (not T.Record's patternProperties): generated clients get the value type.
+    settings: T.Object(
+      {},
+      {
+        additionalProperties: LayeredValueSchema,
+        description:
+          "Each layered key (provider.baseURL, provider.apiKey, provider.model, defaultPersona, maxTurnIterations, " +
+          "permissionMode, theme, reasoning) with its effective value and where it came from; provider.apiKey has " +
+          "no value, only its source (see hasApiKey)",
+      },
+    ),
     features: T.Object({
       memory: T.Boolean(),
       web: T.Boolean(),
