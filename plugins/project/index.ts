@@ -165,12 +165,16 @@ export default definePlugin({
       }),
     );
   },
-  async start(ctx) {
+  start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
-    state.setDirectories(await ctx.services.get(SessionServiceToken).directories());
-    // Global and trusted project personas are valid at session creation, not only registered ones.
     const svc = ctx.services.get(SessionServiceToken);
+    // Every session's directory, read off the start-up path (a home with many sessions must not delay `healthy`).
+    svc
+      .directories()
+      .then((d) => state.setDirectories(d))
+      .catch((err) => ctx.log.warn({ err }, "could not read the sessions' directories"));
+    // Global and trusted project personas are valid at session creation, not only registered ones.
     svc.setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
     svc.setProjectTrustProbe((cwd) => trustPrompt(state.trust, state.resources, cwd));
   },
