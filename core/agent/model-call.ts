@@ -1,4 +1,4 @@
-import type { Provider, ProviderRequest } from "../contributions.js";
+import type { Provider, ProviderDelta, ProviderRequest } from "../contributions.js";
 import type { SessionEvent } from "../events.js";
 import type { StreamBlock } from "./types.js";
 
@@ -16,12 +16,55 @@ export interface CallOutcome {
 }
 
 /**
+ * A model call whose request is under way: the provider's stream has been asked for its first delta (which sends
+ * the request) but nothing of it is consumed yet. {@link streamModelCall} reads it; `cancel` drops it unread.
+ */
+export interface StartedCall {
+  readonly next: Promise<IteratorResult<ProviderDelta>>;
+  readonly rest: AsyncIterator<ProviderDelta>;
+  readonly t0: number;
+  /** A per-call signal: providers (and SDKs) may leave listeners on it, which must not pile up on the turn's. */
+  readonly call: AbortController;
+  unlink(): void;
+  cancel(): void;
+}
+
+/** Sends a model call's request now; its deltas are read later by {@link streamModelCall}. */
+export function startModelCall(provider: Provider, req: ProviderRequest, signal: AbortSignal): StartedCall {
+  const call = new AbortController();
+  const link = () => call.abort(signal.reason);
+  signal.addEventListener("abort", link, { once: true });
+  const unlink = () => signal.removeEventListener("abort", link);
+  const t0 = performance.now();
+  const rest = provider.stream(req, call.signal)[Symbol.asyncIterator]();
+  let next: Promise<IteratorResult<ProviderDelta>>;
+  try {
+    next = rest.next();
+  } catch (err) {
+    next = Promise.reject(err);
+  }
+  // Read later (or never, when the turn fails first): not an unhandled rejection meanwhile.
+  next.catch(() => undefined);
+  return {
+    next,
+    rest,
+    t0,
+    call,
+    unlink,
+    cancel() {
+      unlink();
+      call.abort(new Error("model call dropped before it was read"));
+      void rest.return?.(undefined)?.catch(() => undefined);
+    },
+  };
+}
+
+/**
  * Streams one model call, publishing deltas as they arrive and keeping the live blocks up to date. Never throws:
  * abort and provider failures are reported in the outcome with whatever was streamed so far.
  */
 export async function streamModelCall(
-  provider: Provider,
-  req: ProviderRequest,
+  started: StartedCall,
   signal: AbortSignal,
   emit: (e: SessionEvent) => void,
   blocks: StreamBlock[],
@@ -35,19 +78,16 @@ export async function streamModelCall(
     generationMs: 0,
   };
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
-  const t0 = performance.now();
+  const { t0 } = started;
   const append = (kind: StreamBlock["kind"], text: string) => {
     const last = blocks.at(-1);
     if (last && last.kind === kind) last.text += text;
     else blocks.push({ order: blocks.length, kind, text });
   };
-  // A per-call signal: providers (and SDKs) may leave listeners on it, which must not pile up on the turn's signal.
-  const call = new AbortController();
-  const link = () => call.abort(signal.reason);
-  signal.addEventListener("abort", link, { once: true });
   try {
-    for await (const d of provider.stream(req, call.signal)) {
+    for (let r = await started.next; !r.done; r = await started.rest.next()) {
       if (signal.aborted) break;
+      const d = r.value;
       switch (d.type) {
         case "content":
           if (!d.text) break;
@@ -88,7 +128,9 @@ export async function streamModelCall(
   } catch (err) {
     if (!signal.aborted) out.error = err instanceof Error ? err : new Error(String(err));
   } finally {
-    signal.removeEventListener("abort", link);
+    started.unlink();
+    // Left early (abort): the stream is closed, its request cancelled.
+    void started.rest.return?.(undefined)?.catch(() => undefined);
   }
   out.aborted = signal.aborted;
   out.generationMs = performance.now() - t0;

@@ -1,3 +1,4 @@
+import type { ChatMessage, Provider, ProviderRequest } from "../contributions.js";
 import type { EndReason, SessionEvent } from "../events.js";
 import type { SessionRecord } from "../session-types.js";
 import type { TurnBookkeeping } from "./bookkeeping.js";
@@ -5,11 +6,11 @@ import { compactIfNeeded } from "./compaction.js";
 import { estimateTokens, toProviderMessages } from "./context.js";
 import type { EditorFsBroker } from "./editor-fs.js";
 import type { SessionInteractions } from "./interaction.js";
-import { streamModelCall } from "./model-call.js";
+import { type StartedCall, startModelCall, streamModelCall } from "./model-call.js";
 import { systemPrompt } from "./prompt.js";
 import { offered, runTools } from "./tool-runner.js";
 import type { ActiveTurn } from "./turn-queue.js";
-import type { AgentDeps } from "./types.js";
+import type { AgentDeps, UserContent } from "./types.js";
 
 /** Nudges before a turn may finish with open todos. */
 const TODO_NUDGES = 3;
@@ -21,86 +22,161 @@ export interface LoopParts {
   editors: EditorFsBroker;
 }
 
+/** A model call ready to go: the request and what the loop needs of it afterwards. */
+export interface PreparedCall {
+  rec: SessionRecord;
+  provider: Provider;
+  req: ProviderRequest;
+  window: number;
+}
+
+/** A prepared call whose request has been sent. */
+export interface SentCall {
+  prepared: PreparedCall;
+  started: StartedCall;
+}
+
+/** What the loop carries from one iteration to the next. */
+export interface LoopState {
+  iterations: number;
+  lastPromptTokens: number;
+}
+
+/**
+ * The next model call of a turn: the iteration cap, the provider, the tools offered and the prompt, compacted first
+ * when the context fills. Returns why the turn ends instead when it cannot go on.
+ *
+ * `opening`: a user message that is not stored yet, put at the end of the stored context. Such a call is prepared
+ * only when nothing is in the way: `later` (and nothing published) when the turn would end or the context needs
+ * compacting; the loop then prepares it as any other once the message is stored.
+ */
+export function prepareCall(
+  deps: AgentDeps,
+  t: ActiveTurn,
+  state: LoopState,
+  emit: (e: SessionEvent) => void,
+): Promise<PreparedCall | EndReason>;
+export function prepareCall(
+  deps: AgentDeps,
+  t: ActiveTurn,
+  state: LoopState,
+  emit: (e: SessionEvent) => void,
+  opening: UserContent,
+): Promise<PreparedCall | EndReason | "later">;
+export async function prepareCall(
+  deps: AgentDeps,
+  t: ActiveTurn,
+  state: LoopState,
+  emit: (e: SessionEvent) => void,
+  opening?: UserContent,
+): Promise<PreparedCall | EndReason | "later"> {
+  const rec = await deps.store.getSession(t.sessionId);
+  if (!rec) return opening === undefined ? "aborted" : "later";
+  const cap = t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
+  const provider = deps.provider(rec);
+  if (opening !== undefined && (state.iterations >= cap || !provider)) return "later";
+  if (state.iterations >= cap) {
+    emit({
+      type: "notice",
+      message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
+    });
+    t.capped = true;
+    return "stop";
+  }
+  if (!provider) {
+    emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
+    return "error";
+  }
+  const iteration = state.iterations + 1;
+  let messages = await promptOf(deps, rec, iteration, cap, opening);
+  const window = deps.settings.contextWindow(rec.model);
+  const estimate = Math.max(state.lastPromptTokens, estimateTokens(messages));
+  if (estimate > window * 0.75) {
+    if (opening !== undefined) return "later";
+    const signal = t.ac.signal;
+    if (await compactIfNeeded({ deps, rec, provider, signal, emit, tokensBefore: estimate })) {
+      state.lastPromptTokens = 0;
+      messages = await promptOf(deps, (await deps.store.getSession(rec.id)) ?? rec, iteration, cap, undefined);
+    }
+  }
+  state.iterations = iteration;
+  const tools = deps.tools(rec).filter((tool) => offered(tool, rec));
+  const req: ProviderRequest = {
+    model: rec.model,
+    messages,
+    tools: tools.length
+      ? tools.map((tool) => ({
+          type: "function" as const,
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        }))
+      : undefined,
+    reasoningEffort: rec.meta.reasoningEffort,
+  };
+  return { rec, provider, req, window };
+}
+
+/** The messages of one call: system prompt, the stored context (and `opening`), a wrap-up hint near the cap. */
+async function promptOf(
+  deps: AgentDeps,
+  rec: SessionRecord,
+  iteration: number,
+  cap: number,
+  opening: UserContent | undefined,
+): Promise<ChatMessage[]> {
+  const rows = await deps.store.contextMessages(rec.id);
+  const messages = toProviderMessages(
+    systemPrompt({
+      rec,
+      personaPrompt: deps.persona(rec)?.prompt ?? "",
+      instructions: deps.instructions(rec),
+      todos: rec.meta.todos ?? [],
+      summary: rec.meta.compactionSummary,
+    }),
+    opening === undefined
+      ? rows
+      : [...rows, { seq: 0, role: "user", content: opening, inContext: true, createdAt: "" }],
+  );
+  if (cap - iteration < 3) {
+    messages.push({
+      role: "user",
+      content: `[system] You are about to reach this turn's iteration cap (${iteration}/${cap}). Wrap up now: finish the current step and summarise what is done and what remains.`,
+    });
+  }
+  return messages;
+}
+
 /**
  * The model/tool loop of one turn: steering in, the iteration cap, the prompt (compacted when the context fills),
  * one streamed model call, its tool calls, and again, until the model stops (past the todo gate), the turn is
  * aborted, or something fails. Returns why the turn ended; the caller writes the `end`.
+ *
+ * `first`: the turn's first call, already sent (see TurnManager: its request leaves before the user message is
+ * stored). Steering that arrives meanwhile is not drained into it; the loop takes it in after that call.
  */
-export async function runLoop(parts: LoopParts, t: ActiveTurn, emit: (e: SessionEvent) => void): Promise<EndReason> {
+export async function runLoop(
+  parts: LoopParts,
+  t: ActiveTurn,
+  emit: (e: SessionEvent) => void,
+  first?: SentCall,
+): Promise<EndReason> {
   const { deps, books } = parts;
   const signal = t.ac.signal;
-  let iterations = 0;
+  const state: LoopState = { iterations: first ? 1 : 0, lastPromptTokens: 0 };
   let nudges = 0;
-  let lastPromptTokens = 0;
+  let sent = first;
   for (;;) {
-    await books.drain(t, "steering", emit);
-    if (signal.aborted) return "aborted";
-    const rec = await deps.store.getSession(t.sessionId);
-    if (!rec) return "aborted";
-    const cap =
-      t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
-    if (iterations >= cap) {
-      emit({
-        type: "notice",
-        message: `Reached the iteration cap (${cap}) for this turn; stopping. Send a message to continue.`,
-      });
-      t.capped = true;
-      return "stop";
+    let call = sent;
+    sent = undefined;
+    if (!call) {
+      await books.drain(t, "steering", emit);
+      if (signal.aborted) return "aborted";
+      const prepared = await prepareCall(deps, t, state, emit);
+      if (typeof prepared === "string") return prepared;
+      call = { prepared, started: startModelCall(prepared.provider, prepared.req, signal) };
     }
-    iterations++;
-    const provider = deps.provider(rec);
-    if (!provider) {
-      emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
-      return "error";
-    }
-    const tools = deps.tools(rec).filter((tool) => offered(tool, rec));
-    const build = async (r: SessionRecord) => {
-      const messages = toProviderMessages(
-        systemPrompt({
-          rec: r,
-          personaPrompt: deps.persona(r)?.prompt ?? "",
-          instructions: deps.instructions(r),
-          todos: r.meta.todos ?? [],
-          summary: r.meta.compactionSummary,
-        }),
-        await deps.store.contextMessages(r.id),
-      );
-      if (cap - iterations < 3) {
-        messages.push({
-          role: "user",
-          content: `[system] You are about to reach this turn's iteration cap (${iterations}/${cap}). Wrap up now: finish the current step and summarise what is done and what remains.`,
-        });
-      }
-      return messages;
-    };
-    let messages = await build(rec);
-    const window = deps.settings.contextWindow(rec.model);
-    const estimate = Math.max(lastPromptTokens, estimateTokens(messages));
-    if (estimate > window * 0.75) {
-      const compacted = await compactIfNeeded({ deps, rec, provider, signal, emit, tokensBefore: estimate });
-      if (compacted) {
-        lastPromptTokens = 0;
-        messages = await build((await deps.store.getSession(rec.id)) ?? rec);
-      }
-    }
-    const out = await streamModelCall(
-      provider,
-      {
-        model: rec.model,
-        messages,
-        tools: tools.length
-          ? tools.map((tool) => ({
-              type: "function" as const,
-              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-            }))
-          : undefined,
-        reasoningEffort: rec.meta.reasoningEffort,
-      },
-      signal,
-      emit,
-      t.blocks,
-    );
-    if (out.usage) lastPromptTokens = out.usage.promptTokens;
+    const { rec, provider, window } = call.prepared;
+    const out = await streamModelCall(call.started, signal, emit, t.blocks);
+    if (out.usage) state.lastPromptTokens = out.usage.promptTokens;
     await books.usage(rec, out, window, emit);
     // A call cut short keeps what was streamed, but never half-received tool calls.
     const complete = out.finish !== undefined && !out.aborted && !out.error;

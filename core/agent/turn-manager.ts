@@ -8,7 +8,8 @@ import type { TurnController } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
 import { EditorFsBroker } from "./editor-fs.js";
 import { SessionInteractions } from "./interaction.js";
-import { runLoop } from "./turn-loop.js";
+import { startModelCall } from "./model-call.js";
+import { prepareCall, runLoop, type SentCall } from "./turn-loop.js";
 import { type ActiveTurn, TurnQueue } from "./turn-queue.js";
 import type { AgentDeps, QueuedMessage, UserContent } from "./types.js";
 
@@ -233,19 +234,26 @@ export class TurnManager implements TurnController {
     accepted: () => void,
   ): Promise<void> {
     let reason: EndReason = "error";
+    let sent: SentCall | undefined;
     try {
+      sent = await this.sendFirst(t, first, emit);
       const msg = await this.books.persistUser(t.sessionId, first, undefined, true);
       accepted();
       const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
       // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
       if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
       emit({ type: "user_message", message });
-      reason = await runLoop(
-        { deps: this.deps, books: this.books, interactions: (id) => this.interactionsOf(id), editors: this.editors },
-        t,
-        emit,
-      );
+      const parts = {
+        deps: this.deps,
+        books: this.books,
+        interactions: (id: string) => this.interactionsOf(id),
+        editors: this.editors,
+      };
+      const loop = runLoop(parts, t, emit, sent);
+      sent = undefined;
+      reason = await loop;
     } catch (err) {
+      sent?.started.cancel();
       reason = t.ac.signal.aborted ? "aborted" : "error";
       if (reason === "error") {
         this.deps.log.error({ err, sessionId: t.sessionId }, "turn failed");
@@ -255,6 +263,18 @@ export class TurnManager implements TurnController {
       accepted();
       await this.finish(t, reason, emit);
     }
+  }
+
+  /**
+   * The turn's first model call, sent before its user message is stored: the prompt is the stored context plus
+   * that message, and the store writes while the provider works. Its deltas are read only after the message is
+   * stored and announced, so a turn's events keep their order. Not sent (the loop prepares its first call as any
+   * other) when steering arrived meanwhile, or when the context needs compacting first.
+   */
+  private async sendFirst(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void) {
+    const prepared = await prepareCall(this.deps, t, { iterations: 0, lastPromptTokens: 0 }, emit, first.content);
+    if (typeof prepared === "string" || t.steering.length || t.ac.signal.aborted) return undefined;
+    return { prepared, started: startModelCall(prepared.provider, prepared.req, t.ac.signal) };
   }
 
   /**
