@@ -169,10 +169,10 @@ describe("client contract: trust prompt for late clients, query token, fork, com
     const id = (await d.post("/sessions", {})).body.id;
     const before = (await d.get(`/sessions/${id}`)).body;
     expect(before.lastSeq).to.be.a("number");
-    // Another client acts between the read and the stream.
+    // Another client acts between the read and the stream (and watches its turn to the end).
+    const watcher = await d.sse(`/sessions/${id}/events`);
     fake.script(text("hello there"));
     expect((await d.post(`/sessions/${id}/chat`, { text: "in between" })).status).to.equal(202);
-    const watcher = await d.sse(`/sessions/${id}/events`);
     await watcher.waitForType("end");
     watcher.close();
     // EventSource cannot send Last-Event-ID on its first connection: the query carries it.

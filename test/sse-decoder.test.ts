@@ -36,7 +36,12 @@ class FakeApiError extends Error {
 
 async function collect(text: string): Promise<unknown[]> {
   const out: unknown[] = [];
-  for await (const chunks of decodeChatStream(new Response(text), FakeApiError)) out.push(...chunks);
+  for await (const chunks of decodeChatStream(
+    new Response(text).body as ReadableStream<Uint8Array>,
+    () => new Headers(),
+    FakeApiError,
+  ))
+    out.push(...chunks);
   return out;
 }
 

@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { QuestionAnswer } from "../contributions.js";
 import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
@@ -237,6 +238,9 @@ export class TurnManager implements TurnController {
     let sent: SentCall | undefined;
     try {
       sent = await this.sendFirst(t, first, emit);
+      // The request leaves in this run of microtasks and ticks (the SDK builds it, node writes it); the message is
+      // stored after it, while the provider works, not in between (each await of the build would let it in).
+      if (sent) await setImmediate();
       const msg = await this.books.persistUser(t.sessionId, first, undefined, true);
       accepted();
       const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };

@@ -16,6 +16,7 @@ import {
   reasoningOptionsFor,
   reasoningRequestFields,
 } from "../../core/index.js";
+import { headersOf, sendChat } from "./chat-request.js";
 import { dryRun } from "./dry-run.js";
 import {
   abortableSleep,
@@ -99,14 +100,18 @@ export function createOpenAIProvider(
     const { baseURL, apiKey, model } = conn;
     const params = buildParams(req, model, detectDialect(baseURL));
     const client = await conn.client;
-    const { APIError } = await loadSdk();
+    const sdk = await loadSdk();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw abortReason(signal);
       let yielded = false;
       try {
-        // The SDK builds and sends the request and maps an error status; the body is decoded here (see sse-decoder).
-        const response = await client.chat.completions.create(params, { signal }).asResponse();
-        for await (const chunks of decodeChatStream<ChatCompletionChunk>(response, APIError)) {
+        // The SDK builds the request and maps an error status (see chat-request); the body is decoded here.
+        const response = await sendChat(client, sdk, params, signal);
+        for await (const chunks of decodeChatStream<ChatCompletionChunk>(
+          response,
+          () => headersOf(response),
+          sdk.APIError,
+        )) {
           for (const delta of coalesce(chunks.flatMap(mapChunk))) {
             yielded = true;
             yield delta;
@@ -156,10 +161,10 @@ export function createOpenAIProvider(
    * compiled. Nothing is sent to the provider.
    */
   async function warmUp(): Promise<void> {
-    const { APIError } = await loadSdk();
+    const sdk = await loadSdk();
     const s = read();
     if (!s.baseURL && !s.apiKey) return;
-    await dryRun(await connection().client, APIError);
+    await dryRun(await connection().client, sdk);
   }
 
   return {

@@ -1,6 +1,6 @@
 /**
- * A lean decoder of the chat-completions event stream, over the raw response the openai SDK hands out
- * (`create(...).asResponse()`): the SDK still builds the request, authenticates and maps HTTP errors; this replaces
+ * A lean decoder of the chat-completions event stream, over the raw response body (see chat-request.ts: the openai
+ * SDK still builds the request, authenticates and maps HTTP errors); this replaces
  * its stream decoding (several nested async generators, a line decoder and a copy of the buffer per event), which
  * was the largest per-token cost of the daemon. One `TextDecoder` call per network read, synchronous line parsing,
  * and one async-generator step per read (yielding every chunk of that read at once).
@@ -77,43 +77,41 @@ export class SseEventParser {
 }
 
 /**
- * The JSON chunks of a streamed chat completion, one array per network read. Reading stops (and the body is
- * cancelled) when the consumer stops early; an aborted request rejects the pending read.
+ * The JSON chunks of a streamed chat completion, one array per network read of `body` (a node response, or a web
+ * stream). Reading stops (and the body is destroyed) when the consumer stops early; an aborted request rejects the
+ * pending read. `headers`: the response's, for an `APIError` the stream reports (made only then).
  */
-export async function* decodeChatStream<T>(response: Response, ApiError: ApiErrorClass): AsyncGenerator<T[]> {
-  const body = response.body;
-  if (!body) throw new ApiError(response.status, undefined, "the provider sent an empty streaming response", undefined);
-  const reader = body.getReader();
+export async function* decodeChatStream<T>(
+  body: AsyncIterable<Uint8Array>,
+  headers: () => Headers,
+  ApiError: ApiErrorClass,
+): AsyncGenerator<T[]> {
   const parser = new SseEventParser();
   const events: SseEvent[] = [];
   let done = false;
-  let finished = false;
-  try {
-    while (!finished) {
-      const read = await reader.read();
-      finished = read.done;
-      parser.push(read.done ? undefined : read.value, events);
-      if (events.length === 0 || done) {
-        events.length = 0;
-        continue;
+  const decode = (bytes: Uint8Array | undefined): T[] => {
+    parser.push(bytes, events);
+    const chunks: T[] = [];
+    for (const sse of events) {
+      if (sse.data.startsWith("[DONE]")) {
+        done = true;
+        break;
       }
-      const chunks: T[] = [];
-      for (const sse of events) {
-        if (done) break;
-        if (sse.data.startsWith("[DONE]")) {
-          done = true;
-          break;
-        }
-        if (sse.event?.startsWith("thread.")) continue;
-        const data = JSON.parse(sse.data) as { error?: object };
-        if (data?.error) throw new ApiError(undefined, data.error, undefined, response.headers);
-        chunks.push(data as T);
-      }
-      events.length = 0;
-      if (chunks.length > 0) yield chunks;
+      if (sse.event?.startsWith("thread.")) continue;
+      const data = JSON.parse(sse.data) as { error?: object };
+      if (data?.error) throw new ApiError(undefined, data.error, undefined, headers());
+      chunks.push(data as T);
     }
-  } finally {
-    if (!finished) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+    events.length = 0;
+    return chunks;
+  };
+  for await (const bytes of body) {
+    // Events after [DONE] are ignored, but the body is read to its end (its connection is kept for the next call).
+    if (done) continue;
+    const chunks = decode(bytes);
+    if (chunks.length > 0) yield chunks;
   }
+  if (done) return;
+  const chunks = decode(undefined);
+  if (chunks.length > 0) yield chunks;
 }

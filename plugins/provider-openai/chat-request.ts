@@ -1,0 +1,77 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+
+/** An error status's body is read up to this size for its message. */
+const MAX_ERROR_BODY = 1024 * 1024;
+
+/**
+ * Sends one streamed chat-completions request and resolves with the response, whose body is the event stream.
+ * The SDK builds the request (`buildRequest`: URL, headers with auth, body, timeout) and an error status becomes its
+ * own `APIError` (`APIError.generate`, as `create()` throws it). node:http(s) carries it, on the global keep-alive
+ * agents: Node's fetch under `create()` cost about 0.4 ms per turn on the way to the first token, before the
+ * request left and after the answer arrived (docs/benchmarks.md, issue 16). Like the SDK, the timeout bounds the
+ * wait for the response's headers; redirects are not followed (an API endpoint answers where it is asked).
+ */
+export async function sendChat(
+  client: OpenAI,
+  sdk: typeof import("openai"),
+  body: ChatCompletionCreateParamsStreaming,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  const { req, url, timeout } = await client.buildRequest({ method: "post", path: "/chat/completions", body });
+  const headers: Record<string, string> = {};
+  new Headers(req.headers).forEach((value, name) => {
+    headers[name] = value;
+  });
+  const payload = typeof req.body === "string" ? req.body : JSON.stringify(body);
+  headers["content-length"] = String(Buffer.byteLength(payload));
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const target = new URL(url);
+    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+    const request = send(target, { method: "POST", headers, signal }, (r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+    const timer = setTimeout(() => request.destroy(new sdk.APIConnectionTimeoutError()), timeout);
+    request.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    request.end(payload);
+  });
+  const status = res.statusCode ?? 0;
+  if (status >= 200 && status < 300) return res;
+  const text = await readText(res).catch(() => "");
+  let json: object | undefined;
+  try {
+    json = JSON.parse(text) as object;
+  } catch {
+    json = undefined;
+  }
+  throw sdk.APIError.generate(status, json, json ? undefined : text, headersOf(res));
+}
+
+/** The response's headers as a `Headers` (what the SDK's errors carry, e.g. for retry-after). */
+export function headersOf(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
+  }
+  return headers;
+}
+
+async function readText(res: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    if (size + chunk.length > MAX_ERROR_BODY) {
+      res.destroy();
+      break;
+    }
+    parts.push(chunk);
+    size += chunk.length;
+  }
+  return Buffer.concat(parts).toString("utf8");
+}

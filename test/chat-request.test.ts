@@ -1,0 +1,127 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import * as sdk from "openai";
+import { sendChat } from "../plugins/provider-openai/chat-request.js";
+import { openAIClient } from "../plugins/provider-openai/provider.js";
+import { decodeChatStream } from "../plugins/provider-openai/sse-decoder.js";
+
+const BODY = { model: "m", messages: [{ role: "user" as const, content: "hi" }], stream: true as const };
+const CHUNK = 'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';
+
+/** A local endpoint answering with `handle`; counts the TCP connections it accepted. */
+async function endpoint(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+  let connections = 0;
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => {
+      body += c;
+    });
+    req.on("end", () => handle(req, res, body));
+  });
+  server.on("connection", () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return {
+    url,
+    connections: () => connections,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe("sendChat: the SDK builds the chat request, node:http carries it", () => {
+  it("sends the SDK's request (path, auth, JSON body) and keeps the connection for the next call", async () => {
+    const seen: Array<{ url?: string; auth?: string; body: string }> = [];
+    const ep = await endpoint((req, res, body) => {
+      seen.push({ url: req.url, auth: req.headers.authorization, body });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(CHUNK);
+    });
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      for (let i = 0; i < 2; i++) {
+        const res = await sendChat(client, sdk, BODY, new AbortController().signal);
+        const chunks: unknown[] = [];
+        for await (const c of decodeChatStream(res, () => new Headers(), sdk.APIError)) chunks.push(...c);
+        expect(chunks).to.have.length(1);
+      }
+      expect(seen).to.have.length(2);
+      expect(seen[0]?.url).to.equal("/v1/chat/completions");
+      expect(seen[0]?.auth).to.equal("Bearer sk-test");
+      expect(JSON.parse(seen[0]?.body ?? "")).to.deep.equal(BODY);
+      expect(ep.connections()).to.equal(1);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it("turns an error status into the SDK's own error, with the provider's message and headers", async () => {
+    const ep = await endpoint((_req, res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after-ms": "20" });
+      res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit" } }));
+    });
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      const err = await sendChat(client, sdk, BODY, new AbortController().signal).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(sdk.RateLimitError);
+      const apiErr = err as InstanceType<typeof sdk.RateLimitError>;
+      expect(apiErr.status).to.equal(429);
+      expect(apiErr.message).to.contain("slow down");
+      expect(apiErr.headers?.get("retry-after-ms")).to.equal("20");
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it("keeps a body that is not JSON as the error's message", async () => {
+    const ep = await endpoint((_req, res) => {
+      res.writeHead(502, { "content-type": "text/plain" });
+      res.end("bad gateway upstream");
+    });
+    try {
+      const client = await openAIClient(ep.url, undefined);
+      const err = await sendChat(client, sdk, BODY, new AbortController().signal).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(sdk.InternalServerError);
+      expect((err as Error).message).to.contain("bad gateway upstream");
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it("bounds the wait for the response's headers by the client's timeout", async () => {
+    const ep = await endpoint(() => {
+      // Never answers.
+    });
+    try {
+      const client = await openAIClient(ep.url, "sk-test", 50);
+      const err = await sendChat(client, sdk, BODY, new AbortController().signal).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(sdk.APIConnectionTimeoutError);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it("rejects at once when aborted before the answer", async () => {
+    let arrived: () => void = () => {};
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    const ep = await endpoint(() => arrived());
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      const ac = new AbortController();
+      const pending = sendChat(client, sdk, BODY, ac.signal).catch((e: unknown) => e);
+      await requested;
+      ac.abort();
+      const err = await pending;
+      expect((err as Error).name).to.equal("AbortError");
+    } finally {
+      await ep.close();
+    }
+  });
+});
