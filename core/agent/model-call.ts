@@ -23,24 +23,27 @@ export interface StartedCall {
   readonly next: Promise<IteratorResult<ProviderDelta>>;
   readonly rest: AsyncIterator<ProviderDelta>;
   readonly t0: number;
-  /** A per-call signal: providers (and SDKs) may leave listeners on it, which must not pile up on the turn's. */
-  readonly call: AbortController;
+  /** Lets go of the turn's signal (the call has its own, linked to it). */
   unlink(): void;
   cancel(): void;
 }
 
 /** Sends a model call's request now; its deltas are read later by {@link streamModelCall}. */
 export function startModelCall(provider: Provider, req: ProviderRequest, signal: AbortSignal): StartedCall {
+  // A per-call signal: providers (and SDKs) may leave listeners on it, which must not pile up on the turn's signal.
   const call = new AbortController();
   const link = () => call.abort(signal.reason);
   signal.addEventListener("abort", link, { once: true });
   const unlink = () => signal.removeEventListener("abort", link);
   const t0 = performance.now();
-  const rest = provider.stream(req, call.signal)[Symbol.asyncIterator]();
+  let rest: AsyncIterator<ProviderDelta>;
   let next: Promise<IteratorResult<ProviderDelta>>;
   try {
+    rest = provider.stream(req, call.signal)[Symbol.asyncIterator]();
     next = rest.next();
   } catch (err) {
+    // A provider that throws at once fails like one whose stream fails: reported in the call's outcome.
+    rest = { next: () => Promise.reject(err) };
     next = Promise.reject(err);
   }
   // Read later (or never, when the turn fails first): not an unhandled rejection meanwhile.
@@ -49,7 +52,6 @@ export function startModelCall(provider: Provider, req: ProviderRequest, signal:
     next,
     rest,
     t0,
-    call,
     unlink,
     cancel() {
       unlink();
