@@ -1,28 +1,32 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer, globalAgent } from "node:https";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import * as sdk from "openai";
 import { sendChat } from "../plugins/provider-openai/chat-request.js";
 import { openAIClient } from "../plugins/provider-openai/provider.js";
 import { decodeChatStream } from "../plugins/provider-openai/sse-decoder.js";
+import { TLS_CERT, TLS_KEY } from "./fixtures/tls.js";
 
 const BODY = { model: "m", messages: [{ role: "user" as const, content: "hi" }], stream: true as const };
 const CHUNK = 'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';
 
-/** A local endpoint answering with `handle`; counts the TCP connections it accepted. */
-async function endpoint(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+/** A local endpoint answering with `handle` (over TLS with `tls`); counts the TCP connections it accepted. */
+async function endpoint(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void, tls = false) {
   let connections = 0;
-  const server: Server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     let body = "";
     req.setEncoding("utf8");
     req.on("data", (c: string) => {
       body += c;
     });
     req.on("end", () => handle(req, res, body));
-  });
-  server.on("connection", () => connections++);
+  };
+  const server: Server = tls ? createTlsServer({ cert: TLS_CERT, key: TLS_KEY }, listener) : createServer(listener);
+  server.on(tls ? "secureConnection" : "connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const url = `${tls ? "https" : "http"}://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return {
     url,
     connections: () => connections,
@@ -46,7 +50,7 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
       for (let i = 0; i < 2; i++) {
         const res = await sendChat(client, sdk, BODY, new AbortController().signal);
         const chunks: unknown[] = [];
-        for await (const c of decodeChatStream(res, () => new Headers(), sdk.APIError)) chunks.push(...c);
+        for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
         expect(chunks).to.have.length(1);
       }
       expect(seen).to.have.length(2);
@@ -54,6 +58,47 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
       expect(seen[0]?.auth).to.equal("Bearer sk-test");
       expect(JSON.parse(seen[0]?.body ?? "")).to.deep.equal(BODY);
       expect(ep.connections()).to.equal(1);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it("speaks HTTPS to an https endpoint", async () => {
+    const ep = await endpoint((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(req.headers.authorization === "Bearer sk-test" ? CHUNK : "data: [DONE]\n\n");
+    }, true);
+    // The test's certificate is trusted by this process's HTTPS agent for the duration of the test.
+    const ca = globalAgent.options.ca;
+    globalAgent.options.ca = TLS_CERT;
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      const res = await sendChat(client, sdk, BODY, new AbortController().signal);
+      const chunks: unknown[] = [];
+      for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
+      expect(chunks).to.have.length(1);
+      expect(ep.connections()).to.equal(1);
+    } finally {
+      globalAgent.options.ca = ca;
+      globalAgent.destroy();
+      await ep.close();
+    }
+  });
+
+  it("reads a compressed answer although it asks for none", async () => {
+    let asked: string | undefined = "";
+    const ep = await endpoint((req, res) => {
+      asked = req.headers["accept-encoding"];
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+      res.end(gzipSync(CHUNK));
+    });
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      const res = await sendChat(client, sdk, BODY, new AbortController().signal);
+      const chunks: unknown[] = [];
+      for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
+      expect(chunks).to.deep.equal([{ choices: [{ index: 0, delta: { content: "x" } }] }]);
+      expect(asked).to.equal(undefined);
     } finally {
       await ep.close();
     }

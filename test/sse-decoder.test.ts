@@ -36,12 +36,8 @@ class FakeApiError extends Error {
 
 async function collect(text: string): Promise<unknown[]> {
   const out: unknown[] = [];
-  for await (const chunks of decodeChatStream(
-    new Response(text).body as ReadableStream<Uint8Array>,
-    () => new Headers(),
-    FakeApiError,
-  ))
-    out.push(...chunks);
+  const response = { body: new Response(text).body as ReadableStream<Uint8Array>, headers: () => new Headers() };
+  for await (const chunks of decodeChatStream(response, FakeApiError)) out.push(...chunks);
   return out;
 }
 

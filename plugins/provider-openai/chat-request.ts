@@ -1,13 +1,17 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { pipeline, type Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ChatResponse } from "./sse-decoder.js";
 
 /** An error status's body is read up to this size for its message. */
 const MAX_ERROR_BODY = 1024 * 1024;
 
 /**
- * Sends one streamed chat-completions request and resolves with the response, whose body is the event stream.
+ * Sends one streamed chat-completions request and resolves with the response, whose body is the event stream
+ * (decompressed if the server compressed it, which it should not: no `accept-encoding` is sent).
  * The SDK builds the request (`buildRequest`: URL, headers with auth, body, timeout) and an error status becomes its
  * own `APIError` (`APIError.generate`, as `create()` throws it). node:http(s) carries it, on the global keep-alive
  * agents: Node's fetch under `create()` cost about 0.4 ms per turn on the way to the first token, before the
@@ -19,7 +23,7 @@ export async function sendChat(
   sdk: typeof import("openai"),
   body: ChatCompletionCreateParamsStreaming,
   signal: AbortSignal,
-): Promise<IncomingMessage> {
+): Promise<ChatResponse> {
   const { req, url, timeout } = await client.buildRequest({ method: "post", path: "/chat/completions", body });
   const headers: Record<string, string> = {};
   new Headers(req.headers).forEach((value, name) => {
@@ -42,8 +46,9 @@ export async function sendChat(
     request.end(payload);
   });
   const status = res.statusCode ?? 0;
-  if (status >= 200 && status < 300) return res;
-  const text = await readText(res).catch(() => "");
+  const response = { body: decoded(res), headers: () => headersOf(res) };
+  if (status >= 200 && status < 300) return response;
+  const text = await readText(response.body).catch(() => "");
   let json: object | undefined;
   try {
     json = JSON.parse(text) as object;
@@ -53,8 +58,23 @@ export async function sendChat(
   throw sdk.APIError.generate(status, json, json ? undefined : text, headersOf(res));
 }
 
+/** The body, through a decompressor when the server compressed it anyway. */
+function decoded(res: IncomingMessage): Readable {
+  const encoding = String(res.headers["content-encoding"] ?? "").toLowerCase();
+  const decoder =
+    encoding === "gzip" || encoding === "x-gzip"
+      ? createGunzip()
+      : encoding === "deflate"
+        ? createInflate()
+        : encoding === "br"
+          ? createBrotliDecompress()
+          : undefined;
+  // A failure of either side (or the reader stopping) destroys both; the reader sees the error.
+  return decoder ? pipeline(res, decoder, () => {}) : res;
+}
+
 /** The response's headers as a `Headers` (what the SDK's errors carry, e.g. for retry-after). */
-export function headersOf(res: IncomingMessage): Headers {
+function headersOf(res: IncomingMessage): Headers {
   const headers = new Headers();
   for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
     headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
@@ -62,14 +82,11 @@ export function headersOf(res: IncomingMessage): Headers {
   return headers;
 }
 
-async function readText(res: IncomingMessage): Promise<string> {
+async function readText(body: Readable): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
-    if (size + chunk.length > MAX_ERROR_BODY) {
-      res.destroy();
-      break;
-    }
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > MAX_ERROR_BODY) break;
     parts.push(chunk);
     size += chunk.length;
   }

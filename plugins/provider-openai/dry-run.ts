@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { headersOf, sendChat } from "./chat-request.js";
+import { sendChat } from "./chat-request.js";
 import { decodeChatStream } from "./sse-decoder.js";
 
 const BODY =
@@ -33,7 +33,7 @@ export async function dryRun(client: OpenAI, sdk: typeof import("openai")): Prom
     const local = client.withOptions({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "warm-up", timeout: 5000 });
     const body = { model: "warm-up", messages: [{ role: "user" as const, content: "" }], stream: true as const };
     const response = await sendChat(local, sdk, body, new AbortController().signal);
-    for await (const _ of decodeChatStream<ChatCompletionChunk>(response, () => headersOf(response), sdk.APIError)) {
+    for await (const _ of decodeChatStream<ChatCompletionChunk>(response, sdk.APIError)) {
       // Read to the end.
     }
   } finally {

@@ -16,7 +16,7 @@ import {
   reasoningOptionsFor,
   reasoningRequestFields,
 } from "../../core/index.js";
-import { headersOf, sendChat } from "./chat-request.js";
+import { sendChat } from "./chat-request.js";
 import { dryRun } from "./dry-run.js";
 import {
   abortableSleep,
@@ -107,11 +107,7 @@ export function createOpenAIProvider(
       try {
         // The SDK builds the request and maps an error status (see chat-request); the body is decoded here.
         const response = await sendChat(client, sdk, params, signal);
-        for await (const chunks of decodeChatStream<ChatCompletionChunk>(
-          response,
-          () => headersOf(response),
-          sdk.APIError,
-        )) {
+        for await (const chunks of decodeChatStream<ChatCompletionChunk>(response, sdk.APIError)) {
           for (const delta of coalesce(chunks.flatMap(mapChunk))) {
             yielded = true;
             yield delta;

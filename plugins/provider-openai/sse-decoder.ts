@@ -76,16 +76,17 @@ export class SseEventParser {
   }
 }
 
+/** A streamed response: its body (a node response, or a web stream), and its headers for an error it reports. */
+export interface ChatResponse {
+  body: AsyncIterable<Uint8Array>;
+  headers(): Headers;
+}
+
 /**
- * The JSON chunks of a streamed chat completion, one array per network read of `body` (a node response, or a web
- * stream). Reading stops (and the body is destroyed) when the consumer stops early; an aborted request rejects the
- * pending read. `headers`: the response's, for an `APIError` the stream reports (made only then).
+ * The JSON chunks of a streamed chat completion, one array per network read of the body. Reading stops (and the body
+ * is destroyed) when the consumer stops early; an aborted request rejects the pending read.
  */
-export async function* decodeChatStream<T>(
-  body: AsyncIterable<Uint8Array>,
-  headers: () => Headers,
-  ApiError: ApiErrorClass,
-): AsyncGenerator<T[]> {
+export async function* decodeChatStream<T>(response: ChatResponse, ApiError: ApiErrorClass): AsyncGenerator<T[]> {
   const parser = new SseEventParser();
   const events: SseEvent[] = [];
   let done = false;
@@ -99,13 +100,13 @@ export async function* decodeChatStream<T>(
       }
       if (sse.event?.startsWith("thread.")) continue;
       const data = JSON.parse(sse.data) as { error?: object };
-      if (data?.error) throw new ApiError(undefined, data.error, undefined, headers());
+      if (data?.error) throw new ApiError(undefined, data.error, undefined, response.headers());
       chunks.push(data as T);
     }
     events.length = 0;
     return chunks;
   };
-  for await (const bytes of body) {
+  for await (const bytes of response.body) {
     // Events after [DONE] are ignored, but the body is read to its end (its connection is kept for the next call).
     if (done) continue;
     const chunks = decode(bytes);
