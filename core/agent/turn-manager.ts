@@ -254,7 +254,7 @@ export class TurnManager implements TurnController {
         editors: this.editors,
       };
       const loop = runLoop(parts, t, emit, sent);
-      sent = undefined;
+      sent = undefined; // the loop reads (or closes) it from here on
       reason = await loop;
     } catch (err) {
       sent?.started.cancel();
@@ -273,7 +273,8 @@ export class TurnManager implements TurnController {
    * The turn's first model call, sent before its user message is stored: the prompt is the stored context plus
    * that message, and the store writes while the provider works. Its deltas are read only after the message is
    * stored and announced, so a turn's events keep their order. Not sent (the loop prepares its first call as any
-   * other) when steering arrived meanwhile, or when the context needs compacting first.
+   * other) when steering arrived meanwhile, or when the call cannot go as it is (the context needs compacting, no
+   * provider, the iteration cap).
    */
   private async sendFirst(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void) {
     const prepared = await prepareCall(this.deps, t, { iterations: 0, lastPromptTokens: 0 }, emit, first.content);
