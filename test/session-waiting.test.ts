@@ -177,6 +177,41 @@ describe("session summaries say when a session waits for its user (waiting)", fu
     expect(await listed()).to.deep.equal([undefined, undefined, undefined]);
   });
 
+  it("a plan that still awaits approval after a restart is listed as waiting again", async () => {
+    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
+    const plans = join(d.home, ".agentd", "plans", id);
+    mkdirSync(plans, { recursive: true });
+    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
+    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
+    await chat("plan it");
+    const idle = await feed.waitFor(
+      (f) => isUpdate(f) && f.json.session.status === "idle" && f.json.session.waiting === "plan",
+    );
+    const lastSeq = Number(idle.id);
+    feed.close();
+    sse.close();
+
+    await d.stop();
+    d = await startTestDaemon({
+      home: d.home,
+      config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" } },
+    });
+    // A list loaded right after the restart shows it, or (a store whose listing has no metadata) learns it from the
+    // feed at once; later listings show it.
+    feed = await d.sse("/sessions/events", { lastEventId: lastSeq });
+    sse = await d.sse(`/sessions/${other}/events`);
+    const first = (await d.get("/sessions?limit=10")).body.sessions as Array<{ id: string; waiting?: string }>;
+    if (first.find((s) => s.id === id)?.waiting !== "plan") {
+      await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === "plan");
+    }
+    const page = (await d.get("/sessions?limit=10")).body.sessions as Array<{ id: string; waiting?: string }>;
+    expect(page.find((s) => s.id === id)?.waiting).to.equal("plan");
+    expect(page.find((s) => s.id === other)).to.not.have.property("waiting");
+    // Announced at most once: listing again reads nothing more.
+    await d.get("/sessions?limit=10");
+    expect(feed.frames.filter((f) => isUpdate(f) && f.json.session.waiting === "plan")).to.have.length.at.most(1);
+  });
+
   it("keeping on planning clears the pending choice for every client; the session stays in plan mode", async () => {
     expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
     const plans = join(d.home, ".agentd", "plans", id);

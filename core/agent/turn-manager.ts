@@ -45,6 +45,11 @@ export class TurnManager implements TurnController {
    * seen): what a listing, which reads no `meta`, shows as `waiting: "plan"`. Holds only pending ones.
    */
   private readonly plans = new Set<string>();
+  /**
+   * Sessions in plan mode whose record was read (or is being read) since the daemon started. One that a listing
+   * shows first (after a restart: a plan may still await approval) is read once, and announced if its plan waits.
+   */
+  private readonly planModeSeen = new Set<string>();
   /** Sessions whose summary is being read to be announced again (a waiting decision changed). */
   private readonly announcing = new Set<string>();
   /** Editors attached to sessions, through which the file tools read and write. */
@@ -82,13 +87,19 @@ export class TurnManager implements TurnController {
   }
 
   waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
-    const plan = "meta" in rec ? this.seePlan(rec) : this.plans.has(rec.id);
+    let plan: boolean;
+    if ("meta" in rec) plan = this.seePlan(rec);
+    else {
+      plan = this.plans.has(rec.id);
+      if (rec.mode === "plan" && !this.planModeSeen.has(rec.id)) this.recallPlan(rec.id);
+    }
     return this.interactions.get(rec.id)?.waiting() ?? (plan ? "plan" : undefined);
   }
 
   /** A deleted session: nothing of it is remembered. */
   forget(sessionId: string): void {
     this.plans.delete(sessionId);
+    this.planModeSeen.delete(sessionId);
   }
 
   async abort(sessionId: string): Promise<void> {
@@ -187,9 +198,28 @@ export class TurnManager implements TurnController {
 
   /** Whether the record has a pending plan transition; remembered for listings. */
   private seePlan(rec: SessionRecord): boolean {
+    if (rec.mode === "plan") this.planModeSeen.add(rec.id);
     if (rec.meta.planTransition) this.plans.add(rec.id);
     else this.plans.delete(rec.id);
     return rec.meta.planTransition !== undefined;
+  }
+
+  /**
+   * A session in plan mode that a listing shows before its record was read: a plan that still awaits approval (it
+   * outlives a restart in the record) is remembered and the summary announced again, so the list that showed it
+   * without `waiting` gets it at once. Read once per session and daemon run.
+   */
+  private recallPlan(sessionId: string): void {
+    this.planModeSeen.add(sessionId);
+    void (async () => {
+      try {
+        const rec = await this.deps.find(sessionId);
+        if (rec && !this.plans.has(sessionId) && this.seePlan(rec)) this.deps.announce(rec);
+      } catch (err) {
+        this.planModeSeen.delete(sessionId);
+        this.deps.log.error({ err, sessionId }, "could not read the session to see whether its plan waits");
+      }
+    })();
   }
 
   /**
@@ -203,7 +233,7 @@ export class TurnManager implements TurnController {
     void (async () => {
       let rec: SessionRecord | undefined;
       try {
-        rec = await this.deps.store.getSession(sessionId);
+        rec = await this.deps.find(sessionId);
       } catch (err) {
         this.deps.log.error({ err, sessionId }, "could not read the session to announce its pending decision");
       } finally {

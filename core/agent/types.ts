@@ -54,6 +54,8 @@ export interface AgentDeps {
   statusChanged(id: string, status: SessionStatus): Promise<void>;
   /** Announces the session's summary as stored (after a write that moved it, such as a turn's first message). */
   announce(rec: SessionRecord): void;
+  /** Reads a session through the session layer, which can then publish on its stream (SessionService.find). */
+  find(id: string): Promise<SessionRecord | undefined>;
   /** Resolves once every event published so far is stored (SessionService.commit). */
   durable(): Promise<void>;
   /**

@@ -104,6 +104,7 @@ export default definePlugin({
       updateSession: (id, patch) => sessions().update(id, patch),
       statusChanged: (id, status) => sessions().statusChanged(id, status),
       announce: (rec) => sessions().announce("session_update", rec),
+      find: (id) => sessions().find(id),
       durable: () => sessions().commit(),
       recovery,
     });
