@@ -128,7 +128,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     return svc;
   });
 
-  const pluginHost = new PluginHost({
+  // What both plugin hosts (the daemon's and the trusted projects') are given.
+  const hostOptions = {
     services,
     registries,
     bus,
@@ -137,7 +138,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     options: (cfg.pluginOptions ?? {}) as Record<string, object>,
     disabled: cfg.disabledPlugins ?? [],
     granted: cfg.pluginCapabilities ?? {},
-  });
+  };
+  const pluginHost = new PluginHost(hostOptions);
   const sources: PluginSource[] = [...(opts.builtins ?? builtinPlugins.map(builtinSource))];
   for (const spec of cfg.plugins ?? []) {
     try {
@@ -191,14 +193,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   await pluginHost.start();
   const sessionService = sessions();
   projectPlugins = await startProjectPlugins({
-    services,
-    registries,
-    bus,
-    log,
-    home,
-    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
-    disabled: cfg.disabledPlugins ?? [],
-    granted: cfg.pluginCapabilities ?? {},
+    ...hostOptions,
     takenIds: () => pluginHost.statuses().map((s) => s.id),
   });
 

@@ -2,39 +2,14 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { definePlugin, T } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
 import type { SseClient } from "../testing/sse.js";
+import { gatedTool } from "./support/gated-tool.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
-
-/** A tool that asks for confirmation like the shell gate does, and records whether it ran. */
-function gatedTool(ran: string[]) {
-  return definePlugin({
-    manifest: { id: "gated-tool", version: "1.0.0", description: "test tool behind the confirmation gate" },
-    register(ctx) {
-      ctx.tools.add({
-        name: "risky",
-        description: "needs confirmation",
-        parameters: T.Object({ what: T.String() }),
-        async execute(args, tc) {
-          const allowed = await tc.confirm({ tool: "risky", command: String(args.what), reason: "test gate" });
-          if (!allowed)
-            return {
-              content: "denied",
-              isError: true,
-              error: { code: "permission_denied", retryable: false, suggestedFix: "ask" },
-            };
-          ran.push(String(args.what));
-          return { content: `ran ${args.what}` };
-        },
-      });
-    },
-  });
-}
 
 type Req = { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> };
 

@@ -7,7 +7,7 @@ import * as sdk from "openai";
 import { sendChat } from "../plugins/provider-openai/chat-request.js";
 import { openAIClient } from "../plugins/provider-openai/provider.js";
 import { decodeChatStream } from "../plugins/provider-openai/sse-decoder.js";
-import { TLS_CERT, TLS_KEY } from "./fixtures/tls.js";
+import { TLS_CERT, TLS_KEY } from "./support/tls.js";
 
 const BODY = { model: "m", messages: [{ role: "user" as const, content: "hi" }], stream: true as const };
 const CHUNK = 'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';

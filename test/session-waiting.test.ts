@@ -1,38 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { definePlugin, T } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 import type { SseClient, SseFrame } from "../testing/sse.js";
-
-/** A tool behind the confirmation gate, as the shell's dangerous commands are. */
-const gatedTool = definePlugin({
-  manifest: { id: "gated-tool", version: "1.0.0", description: "test tool behind the confirmation gate" },
-  register(ctx) {
-    ctx.tools.add({
-      name: "risky",
-      description: "needs confirmation",
-      parameters: T.Object({ what: T.String() }),
-      async execute(args, tc) {
-        const allowed = await tc.confirm({ tool: "risky", command: String(args.what), reason: "test gate" });
-        return allowed ? { content: `ran ${args.what}` } : { content: "denied", isError: true };
-      },
-    });
-  },
-});
-
-const questions = [
-  {
-    question: "Which database?",
-    options: [
-      { label: "Postgres", value: "pg" },
-      { label: "SQLite", value: "sqlite" },
-    ],
-  },
-];
+import { gatedTool } from "./support/gated-tool.js";
+import { askDatabase } from "./support/questions.js";
 
 describe("session summaries say when a session waits for its user (waiting)", function () {
   this.timeout(30_000);
@@ -47,7 +22,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
     fake = await startFakeProvider();
     d = await startTestDaemon({
       config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" } },
-      builtins: [...builtinPlugins, gatedTool].map(builtinSource),
+      builtins: [...builtinPlugins, gatedTool()].map(builtinSource),
     });
     other = await d.createSession({ cwd: d.home });
     id = await d.createSession({ cwd: d.home });
@@ -76,6 +51,16 @@ describe("session summaries say when a session waits for its user (waiting)", fu
     return [find(page.body.sessions, id)?.waiting, find(all.body, id)?.waiting, one.body.waiting];
   }
 
+  /** In plan mode, a turn writes a plan and calls plan_done: the plan then waits for approval. */
+  async function finishPlan(): Promise<void> {
+    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
+    const plans = join(d.home, ".agentd", "plans", id);
+    mkdirSync(plans, { recursive: true });
+    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
+    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
+    await chat("plan it");
+  }
+
   /** No session_update on the session's stream after `from` still claims `kind`. */
   function noStaleClaim(from: number, kind: string): void {
     const stale = sse.frames.slice(from).filter((f) => isUpdate(f) && f.json.session.waiting === kind);
@@ -84,7 +69,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
 
   it("a pending question: listed and announced while pending, cleared and announced again after the answer", async () => {
     expect(await listed()).to.deep.equal([undefined, undefined, undefined]);
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    fake.script(askDatabase(), text("noted"));
     await chat("set it up");
     await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
     const announced = await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === "question");
@@ -104,7 +89,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
   });
 
   it("an aborted question clears too", async () => {
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]));
+    fake.script(askDatabase());
     await chat("ask me");
     await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === "question");
     const after = feed.frames.length;
@@ -140,7 +125,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
     await d.cleanup();
     d = await startTestDaemon({
       config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" }, confirmTimeoutMs: 300 },
-      builtins: [...builtinPlugins, gatedTool].map(builtinSource),
+      builtins: [...builtinPlugins, gatedTool()].map(builtinSource),
     });
     feed.close();
     sse.close();
@@ -159,12 +144,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
   });
 
   it("a finished plan waits for approval after its turn ended; approving it clears", async () => {
-    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
-    const plans = join(d.home, ".agentd", "plans", id);
-    mkdirSync(plans, { recursive: true });
-    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
-    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
-    await chat("plan it");
+    await finishPlan();
     await sse.waitForType("end");
     await feed.waitFor((f) => isUpdate(f) && f.json.session.waiting === "plan");
     // The turn's idle summary (announced after the plan was stored) still says so.
@@ -178,12 +158,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
   });
 
   it("a plan that still awaits approval after a restart is listed as waiting again", async () => {
-    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
-    const plans = join(d.home, ".agentd", "plans", id);
-    mkdirSync(plans, { recursive: true });
-    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
-    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
-    await chat("plan it");
+    await finishPlan();
     const idle = await feed.waitFor(
       (f) => isUpdate(f) && f.json.session.status === "idle" && f.json.session.waiting === "plan",
     );
@@ -213,12 +188,7 @@ describe("session summaries say when a session waits for its user (waiting)", fu
   });
 
   it("keeping on planning clears the pending choice for every client; the session stays in plan mode", async () => {
-    expect((await d.post(`/sessions/${id}/mode`, { mode: "plan" })).status).to.equal(200);
-    const plans = join(d.home, ".agentd", "plans", id);
-    mkdirSync(plans, { recursive: true });
-    writeFileSync(join(plans, "plan.md"), "# Plan\n- [ ] add the parser\n");
-    fake.script(tools([{ name: "plan_done", args: { summary: "parser plan" }, id: "p1" }]));
-    await chat("plan it");
+    await finishPlan();
     await sse.waitForType("end");
     await feed.waitFor((f) => isUpdate(f) && f.json.session.status === "idle" && f.json.session.waiting === "plan");
 

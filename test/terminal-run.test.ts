@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { agentd } from "./support/cli.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, fail, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
+import { askDatabase } from "./support/questions.js";
 
 /** `agentd run`, `agentd sessions` and `agentd attach` as a script uses them, against the real daemon. */
 describe("terminal client: agentd run / sessions / attach", function () {
@@ -106,31 +107,13 @@ describe("terminal client: agentd run / sessions / attach", function () {
     expect(existsSync(marker)).to.equal(true);
   });
 
-  const ask = () =>
-    tools([
-      {
-        name: "question",
-        args: {
-          questions: [
-            {
-              question: "Which database?",
-              options: [
-                { label: "Postgres", value: "pg" },
-                { label: "SQLite", value: "sqlite" },
-              ],
-            },
-          ],
-        },
-      },
-    ]);
-
   it("a question fails clearly without --answer (exit 5) and is answered with --answer", async () => {
-    fake.script(ask());
+    fake.script(askDatabase());
     const r = run(["pick one"]);
     expect(await r.exited).to.equal(5);
     expect(r.stderr()).to.include("Which database?").and.include("--answer");
 
-    fake.script(ask(), text("Using SQLite."));
+    fake.script(askDatabase(), text("Using SQLite."));
     const ok = run(["--answer", "sqlite", "pick one"]);
     expect(await ok.exited).to.equal(0);
     expect(ok.stdout()).to.include("Using SQLite.");
@@ -166,16 +149,7 @@ describe("terminal client: agentd run / sessions / attach", function () {
   it("sessions marks a session that waits for its user (a pending question) until it is answered", async () => {
     const id = (await d.post("/sessions", { cwd, title: "asking session" })).body.id as string;
     const sse = await d.sse(`/sessions/${id}/events`);
-    const questions = [
-      {
-        question: "Which database?",
-        options: [
-          { label: "Postgres", value: "pg" },
-          { label: "SQLite", value: "sqlite" },
-        ],
-      },
-    ];
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    fake.script(askDatabase(), text("noted"));
     await d.post(`/sessions/${id}/chat`, { text: "set it up" });
     await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
     const row = async () => {

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
+import { askDatabase } from "./support/questions.js";
 import { requireTmux, TmuxPane } from "./support/tmux.js";
 
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
@@ -88,25 +89,7 @@ describe("terminal client: interactive, in tmux", function () {
   });
 
   it("answers a question with a picker", async () => {
-    fake.script(
-      tools([
-        {
-          name: "question",
-          args: {
-            questions: [
-              {
-                question: "Which database?",
-                options: [
-                  { label: "Postgres", value: "pg" },
-                  { label: "SQLite", value: "sqlite" },
-                ],
-              },
-            ],
-          },
-        },
-      ]),
-      text("SQLite it is."),
-    );
+    fake.script(askDatabase(), text("SQLite it is."));
     const p = await open();
     await send(p, "set up storage");
     await p.waitFor("Other (type an answer)"); // the picker (the tool line names the question too)
@@ -224,16 +207,7 @@ describe("terminal client: interactive, in tmux", function () {
     const p = await open();
     const other = (await d.post("/sessions", { cwd, title: "asking work" })).body.id as string;
     const sse = await d.sse(`/sessions/${other}/events`);
-    const questions = [
-      {
-        question: "Which database?",
-        options: [
-          { label: "Postgres", value: "pg" },
-          { label: "SQLite", value: "sqlite" },
-        ],
-      },
-    ];
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("noted"));
+    fake.script(askDatabase(), text("noted"));
     await d.post(`/sessions/${other}/chat`, { text: "set it up" });
     await sse.waitFor((f) => f.json?.type === "decision_state" && f.json.question);
     await send(p, "/sessions");

@@ -8,6 +8,7 @@ import { builtinPlugins } from "../plugins/index.js";
 import { launchBrowser, signIn, watchPage } from "./support/browser.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "./support/fake-provider.js";
+import { askDatabase } from "./support/questions.js";
 
 /** Screenshots the tests take of the main screens (git-ignored; a few are copied to docs/ by hand). */
 const SHOTS = join(import.meta.dirname, "../../test-output/screenshots");
@@ -139,16 +140,7 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
 
   it("answers a question from the agent", async () => {
     await openSession();
-    const questions = [
-      {
-        question: "Which database?",
-        options: [
-          { label: "PostgreSQL", value: "pg" },
-          { label: "SQLite", value: "sqlite" },
-        ],
-      },
-    ];
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("SQLite it is."));
+    fake.script(askDatabase(), text("SQLite it is."));
     await send("set up storage");
     await page.getByRole("radio", { name: "SQLite" }).check();
     await page.getByRole("button", { name: "Answer" }).click();
@@ -168,16 +160,7 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     const badge = row.locator(".waiting");
     expect(await badge.count()).to.equal(0);
     // The other session asks (driven over the API, as another client would): its row says so at once.
-    const questions = [
-      {
-        question: "Which database?",
-        options: [
-          { label: "PostgreSQL", value: "pg" },
-          { label: "SQLite", value: "sqlite" },
-        ],
-      },
-    ];
-    fake.script(tools([{ name: "question", args: { questions }, id: "q1" }]), text("SQLite it is."));
+    fake.script(askDatabase(), text("SQLite it is."));
     expect((await d.post(`/sessions/${there}/chat`, { text: "set up storage" })).status).to.equal(202);
     await badge.waitFor();
     expect(await badge.textContent()).to.equal("Needs you: answer a question");

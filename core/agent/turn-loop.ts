@@ -163,10 +163,9 @@ export async function runLoop(
   const signal = t.ac.signal;
   const state: LoopState = { iterations: first ? 1 : 0, lastPromptTokens: 0 };
   let nudges = 0;
-  let sent = first;
-  for (;;) {
+  // Only the first iteration may find its call sent already.
+  for (let sent = first; ; sent = undefined) {
     let call = sent;
-    sent = undefined;
     if (!call) {
       await books.drain(t, "steering", emit);
       if (signal.aborted) return "aborted";
