@@ -47,6 +47,10 @@ export interface ConfirmationRequest {
   command: string;
   /** Why it needs confirmation, readable ("recursive delete of src/"). */
   reason: string;
+  /** The kinds of reason: "dangerous", "network", "not sandboxed", "rule". */
+  reasons?: string[];
+  /** The approval rule offered when the user answers (`npm run test *`); the user may narrow it. */
+  suggestedRule?: string;
 }
 
 export interface QuestionOption {
@@ -81,11 +85,17 @@ export interface ToolContext {
   emit(event: { type: string; [k: string]: unknown }): void;
   /**
    * Asks the user to allow a risky action (a `bash_confirm` event; the turn is blocked until answered).
-   * Resolves true when allowed, false when denied, timed out or aborted. Resolves true at once in bypass mode.
+   * Resolves true when allowed, false when denied, timed out or aborted. Resolves true at once in bypass mode,
+   * unless `reasons` holds "not sandboxed" or "rule" (those are always the user's to answer).
    */
   confirm(req: ConfirmationRequest): Promise<boolean>;
   /** Asks the user questions (a `question` event); resolves with one answer per question. Rejects on abort. */
   ask(questions: Question[]): Promise<QuestionAnswer[]>;
+  /**
+   * Whether an absolute, resolved path is hidden from the agent (the daemon home, ~/.ssh, credentials, config
+   * `sandbox.hidden`): file tools treat it as absent and leave it out of listings. Absent: nothing is hidden.
+   */
+  isHidden?(abs: string): boolean;
   /**
    * The editor attached to the session (an ACP client offering its file system), when there is one: file tools
    * read and write text files through it, so unsaved buffers are what the model sees. Rejections mean the editor

@@ -20,6 +20,7 @@ export * from "./reasoning.js";
 export * from "./registries.js";
 export * from "./registry.js";
 export * from "./routes.js";
+export * from "./sandbox.js";
 export * from "./schemas.js";
 export * from "./session-types.js";
 export * from "./sessions.js";

@@ -132,7 +132,19 @@ export const SessionEventSchemas = [
   event("tool_output", { toolCallId: T.String(), text: T.String() }, "Output of a running command (throttled)"),
   event(
     "bash_confirm",
-    { id: T.String(), tool: T.String(), command: T.String(), reason: T.String(), expiresAt: T.String() },
+    {
+      id: T.String(),
+      tool: T.String(),
+      command: T.String(),
+      reason: T.String(),
+      reasons: T.Optional(
+        T.Array(T.String(), { description: 'Kinds of reason: "dangerous", "network", "not sandboxed", "rule"' }),
+      ),
+      suggestedRule: T.Optional(
+        T.String({ description: "The rule offered to remember the answer (POST bash-confirm `remember`)" }),
+      ),
+      expiresAt: T.String(),
+    },
     "A command waits for the user's confirmation",
   ),
   event(

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { CAPABILITIES } from "../core/plugin.js";
+import { PermissionsConfigSchema, SandboxConfigSchema } from "../core/sandbox.js";
 import { loadAjv } from "./lazy.js";
 
 export const DEFAULT_PORT = 7878;
@@ -56,6 +57,8 @@ export const ConfigSchema = T.Object(
     contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
     mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),
     hooks: T.Optional(T.Object({}, { additionalProperties: true })),
+    sandbox: T.Optional(SandboxConfigSchema),
+    permissions: T.Optional(PermissionsConfigSchema),
   },
   { additionalProperties: false },
 );

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { SessionEventLog } from "../core/event-log.js";
 import { EventBus } from "../core/events.js";
 import { ProjectTrustToken } from "../core/project.js";
+import { SandboxToken } from "../core/sandbox.js";
 import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
@@ -178,7 +179,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     sseQueuedBytes: () => hub.queuedBytes,
   };
   const runningCount = () => sessions().turnController.running().length;
-  for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount)) {
+  const sandbox = () => services.tryGet(SandboxToken)?.status();
+  for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount, sandbox)) {
     registries.routes.add("host", r);
   }
 

@@ -1,6 +1,7 @@
 import { Type as T } from "@sinclair/typebox";
 import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
+import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
 import type { SessionService } from "../core/sessions.js";
 import { SessionEventSchema } from "../core/wire-events.js";
@@ -61,6 +62,18 @@ const DaemonStatusSchema = T.Object(
     sseQueuedBytes: T.Integer({ description: "Bytes queued for all SSE clients (bounded per client)" }),
     memory: T.Object({ rss: T.Integer(), heapUsed: T.Integer() }),
     plugins: T.Array(PluginStatusSchema),
+    sandbox: T.Object(
+      {
+        enabled: T.Boolean({ description: "The agent's commands run confined" }),
+        kind: T.Union([T.Literal("bubblewrap"), T.Literal("none"), T.Literal("off")], {
+          description: "none: cannot confine (see reason; every command is asked about); off: turned off by config",
+        }),
+        network: T.Union([T.Literal("ask"), T.Literal("allow"), T.Literal("deny")]),
+        writable: T.Array(T.String(), { description: "Writable besides the working directory and a private /tmp" }),
+        reason: T.Optional(T.String()),
+      },
+      { title: "SandboxStatus" },
+    ),
   },
   { title: "DaemonStatus" },
 );
@@ -106,6 +119,7 @@ export function hostRoutes(
   sessions: () => SessionService,
   log: () => SessionEventLog,
   running: () => number,
+  sandbox: () => SandboxStatus | undefined,
 ): AnyRoute[] {
   return [
     defineRoute({
@@ -144,6 +158,13 @@ export function hostRoutes(
             sseQueuedBytes: info.sseQueuedBytes(),
             memory: { rss: mem.rss, heapUsed: mem.heapUsed },
             plugins: info.plugins(),
+            sandbox: sandbox() ?? {
+              enabled: false,
+              kind: "none" as const,
+              network: "ask" as const,
+              writable: [],
+              reason: "the sandbox plugin is not loaded",
+            },
           },
         };
       },

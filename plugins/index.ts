@@ -4,9 +4,11 @@ import commands from "./commands/index.js";
 import files from "./files/index.js";
 import git from "./git/index.js";
 import mcp from "./mcp/index.js";
+import permissions from "./permissions/index.js";
 import personas from "./personas/index.js";
 import project from "./project/index.js";
 import providerOpenai from "./provider-openai/index.js";
+import sandbox from "./sandbox/index.js";
 import sessions from "./sessions/index.js";
 import settings from "./settings/index.js";
 import share from "./share/index.js";
@@ -28,6 +30,8 @@ export const builtinPlugins: Plugin[] = [
   providerOpenai,
   agent,
   toolsFs,
+  sandbox,
+  permissions,
   toolsShell,
   toolsMemory,
   toolsWeb,

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -91,23 +91,17 @@ describe("bash through the daemon", function () {
   });
 
   it("kills the command's process tree when the turn is aborted", async () => {
-    const pidFile = join(cwd, "child.pid");
-    fake.script(bash(`sleep 30 & echo $! > ${pidFile}; wait`));
+    // The sandbox has its own PID namespace, so the child is found by a unique argument, seen from the host.
+    const tag = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
+    fake.script(bash(`sleep ${tag} & wait`));
     await run("wait");
     await sse.waitForType("tool_start");
-    for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 10)); // another process writes it
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    for (let i = 0; i < 500 && !sleeping(tag).length; i++) await new Promise((r) => setTimeout(r, 10)); // another process starts it
+    expect(sleeping(tag), "the sleep started").to.have.length(1);
     await d.post(`/sessions/${id}/abort`);
     await ended();
     expect(sse.ofType("end")[0]?.json.reason).to.equal("aborted");
-    const alive = (() => {
-      try {
-        return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z");
-      } catch {
-        return false;
-      }
-    })();
-    expect(alive, `sleep ${pid} still running`).to.equal(false);
+    expect(sleeping(tag), `sleep ${tag} still running`).to.deep.equal([]);
   });
 
   it("plan mode allows read-only commands and plan files, and refuses other writes with a clear reason", async () => {
@@ -135,3 +129,19 @@ describe("bash through the daemon", function () {
     expect(readFileSync(join(cwd, ".agentd", "plans", id, "plan.md"), "utf8")).to.include("- [ ] step");
   });
 });
+
+/** Live (not zombie) processes running `sleep <tag>`, from the host's /proc. */
+function sleeping(tag: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const state = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.[0];
+      if (cmd[0]?.endsWith("sleep") && cmd[1] === tag && state !== "Z") out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}

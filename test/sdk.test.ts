@@ -27,6 +27,7 @@ import { createWebFetchTool } from "../plugins/tools-web/fetch-tool.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { startPluginHarness } from "../testing/harness.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
+import { UNCONFINED_SHELL } from "./support/unconfined-shell.js";
 
 const Params = T.Object({
   name: T.String({ minLength: 1 }),
@@ -94,7 +95,11 @@ describe("plugin SDK", () => {
     const tasks = new BackgroundTasks({ maxPerSession: 1, bufferChars: 1000, keepFinished: 1, killGraceMs: 100 });
     const failures: Record<string, ToolResult> = {
       "tools-fs": await call(createFsTools().read, { path: "missing.txt" }, { cwd }),
-      "tools-shell": await call(createBashTool(DEFAULT_SHELL_LIMITS, tasks), { command: "   " }, { cwd }),
+      "tools-shell": await call(
+        createBashTool(DEFAULT_SHELL_LIMITS, tasks, UNCONFINED_SHELL),
+        { command: "   " },
+        { cwd },
+      ),
       "tools-web": await call(createWebFetchTool(), { url: "not a url" }),
       mcp: unavailable("remote", "connection refused"),
       "third-party": await call(greet, { name: "fail" }),

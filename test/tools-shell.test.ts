@@ -6,6 +6,7 @@ import { expect } from "chai";
 import {
   type ConfirmationRequest,
   type PluginContext,
+  SandboxToken,
   silentLogger,
   type ToolContext,
   type ToolDefinition,
@@ -21,6 +22,7 @@ import shellPlugin, {
 } from "../plugins/tools-shell/index.js";
 import { readProcStat } from "../plugins/tools-shell/process.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
+import { SANDBOX_OFF, UNCONFINED_SHELL } from "./support/unconfined-shell.js";
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -82,7 +84,7 @@ function harness(limits: Partial<ShellLimits> = {}, maxPerSession = 4): Harness 
   return {
     dir,
     tasks,
-    bash: createBashTool(all, tasks),
+    bash: createBashTool(all, tasks, UNCONFINED_SHELL),
     output: createBashOutputTool(all, tasks),
     kill: createBashKillTool(all, tasks),
     confirmations,
@@ -220,7 +222,15 @@ describe("tools-shell: dangerous-command gate", () => {
     expect(error.code).to.equal("permission_denied");
     expect(error.suggestedFix).to.match(/declined/);
     expect(error.suggestedFix).to.match(/ask the user|another approach/i);
-    expect(asked).to.deep.equal([{ tool: "bash", command, reason: "recursive, forced delete: rm -rf scratch" }]);
+    expect(asked).to.deep.equal([
+      {
+        tool: "bash",
+        command,
+        reason: "recursive, forced delete: rm -rf scratch",
+        reasons: ["dangerous"],
+        suggestedRule: "rm -rf scratch",
+      },
+    ]);
     expect(existsSync(join(h.dir, "marker"))).to.equal(false);
   });
 
@@ -230,7 +240,7 @@ describe("tools-shell: dangerous-command gate", () => {
     expect(existsSync(join(h.dir, "marker"))).to.equal(true);
   });
 
-  it("still goes through confirm in bypass mode (the core answers yes there)", async () => {
+  it("runs it without asking in bypass mode", async () => {
     let asked = 0;
     const ctx = h.ctx({
       permissionMode: "bypass",
@@ -240,7 +250,7 @@ describe("tools-shell: dangerous-command gate", () => {
       },
     });
     await h.bash.execute({ command }, ctx);
-    expect(asked).to.equal(1);
+    expect(asked).to.equal(0);
     expect(existsSync(join(h.dir, "marker"))).to.equal(true);
   });
 
@@ -440,7 +450,7 @@ describe("tools-shell: plugin", () => {
         provide: () => noop,
         provideClass: () => noop,
         get: () => expect.fail("no services"),
-        tryGet: () => undefined,
+        tryGet: (token: { id: string }) => (token.id === SandboxToken.id ? SANDBOX_OFF : undefined),
       },
       events: {
         on: (type: string, h: (payload: never) => void) => {

@@ -55,6 +55,19 @@ export interface paths {
     /** The OpenAPI 3.1 description of this API (no authentication) */
     get: operations["getOpenApi"];
   };
+  "/api/v1/permissions/rules": {
+    /**
+     * Approval rules: saved by the user (session, project, global) and configured in config.json
+     * @description With `cwd`, only the rules that can apply there (global ones, that project's, and session rules). Precedence when several match a command: deny beats ask beats allow.
+     */
+    get: operations["listPermissionRules"];
+    /** Saves an approval rule (project scope needs cwd; session scope needs sessionId) */
+    post: operations["addPermissionRule"];
+  };
+  "/api/v1/permissions/rules/{ruleId}": {
+    /** Revokes a saved rule (409 for a rule from config.json) */
+    delete: operations["deletePermissionRule"];
+  };
   "/api/v1/persona-content": {
     /** A persona's system prompt */
     get: operations["getPersonaContent"];
@@ -115,7 +128,7 @@ export interface paths {
     post: operations["abort"];
   };
   "/api/v1/sessions/{id}/bash-confirm": {
-    /** Allow (once) or block a dangerous command announced by a bash_confirm event */
+    /** Allow or block a command announced by a bash_confirm event, optionally remembering the answer as a rule */
     post: operations["confirmCommand"];
   };
   "/api/v1/sessions/{id}/chat": {
@@ -423,6 +436,10 @@ export interface components {
       tool: string;
       command: string;
       reason: string;
+      /** @description Kinds of reason: "dangerous", "network", "not sandboxed", "rule" */
+      reasons?: string[];
+      /** @description The rule offered to remember the answer (POST bash-confirm `remember`) */
+      suggestedRule?: string;
       expiresAt: string;
       [key: string]: unknown;
     };
@@ -540,6 +557,7 @@ export interface components {
     CommandConfirmation: {
       id: string;
       allow: boolean;
+      remember?: components["schemas"]["RememberDecision"];
     };
     /** CommandRequest */
     CommandRequest: {
@@ -664,6 +682,7 @@ export interface components {
         heapUsed: number;
       };
       plugins: components["schemas"]["PluginStatus"][];
+      sandbox: components["schemas"]["SandboxStatus"];
     };
     /**
      * DecisionStateEvent
@@ -1010,6 +1029,16 @@ export interface components {
       ok: true;
       mode: "plan" | "build";
     };
+    /** NewPermissionRule */
+    NewPermissionRule: {
+      scope: "session" | "project" | "global";
+      action: "allow" | "deny" | "ask";
+      pattern: string;
+      /** @description Project scope: a directory of it */
+      cwd?: string;
+      /** @description Session scope: the session */
+      sessionId?: string;
+    };
     /**
      * NoticeEvent
      * @description Something to tell the user
@@ -1030,6 +1059,27 @@ export interface components {
       /** @constant */
       ok: true;
       [key: string]: unknown;
+    };
+    /** PermissionRule */
+    PermissionRule: {
+      id: string;
+      scope: "session" | "project" | "global";
+      action: "allow" | "deny" | "ask";
+      /** @description Words of one command; a final `*` matches any further arguments */
+      pattern: string;
+      /** @constant */
+      tool: "bash";
+      /** @description The project's root (git top level), for project scope */
+      project?: string;
+      sessionId?: string;
+      source: "user" | "config";
+      createdAt: string;
+      /** @description Saved while answering a 'not sandboxed' question: also covers unconfined runs */
+      unsandboxed?: boolean;
+    };
+    /** PermissionRuleList */
+    PermissionRuleList: {
+      rules: components["schemas"]["PermissionRule"][];
     };
     /** Persona */
     Persona: {
@@ -1213,6 +1263,15 @@ export interface components {
       /** @description The session's chosen value, when one was set */
       current?: string;
     };
+    /**
+     * RememberDecision
+     * @description Saves the answer as a rule (allow, or deny when `allow` is false) before it is applied
+     */
+    RememberDecision: {
+      scope: "session" | "project" | "global";
+      /** @description The rule's pattern; default the event's suggestedRule (send a narrower one to narrow it) */
+      pattern?: string;
+    };
     /** RenameResult */
     RenameResult: {
       /** @constant */
@@ -1267,6 +1326,17 @@ export interface components {
     /** RevokeShareResult */
     RevokeShareResult: {
       ok: boolean;
+    };
+    /** SandboxStatus */
+    SandboxStatus: {
+      /** @description The agent's commands run confined */
+      enabled: boolean;
+      /** @description none: cannot confine (see reason; every command is asked about); off: turned off by config */
+      kind: "bubblewrap" | "none" | "off";
+      network: "ask" | "allow" | "deny";
+      /** @description Writable besides the working directory and a private /tmp */
+      writable: string[];
+      reason?: string;
     };
     /**
      * Session
@@ -2254,6 +2324,147 @@ export interface operations {
       };
     };
   };
+  /**
+   * Approval rules: saved by the user (session, project, global) and configured in config.json
+   * @description With `cwd`, only the rules that can apply there (global ones, that project's, and session rules). Precedence when several match a command: deny beats ask beats allow.
+   */
+  listPermissionRules: {
+    parameters: {
+      query?: {
+        cwd?: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["PermissionRuleList"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Saves an approval rule (project scope needs cwd; session scope needs sessionId) */
+  addPermissionRule: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NewPermissionRule"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        content: {
+          "application/json": components["schemas"]["PermissionRule"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Revokes a saved rule (409 for a rule from config.json) */
+  deletePermissionRule: {
+    parameters: {
+      path: {
+        ruleId: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Ok"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** A persona's system prompt */
   getPersonaContent: {
     parameters: {
@@ -2833,7 +3044,7 @@ export interface operations {
       };
     };
   };
-  /** Allow (once) or block a dangerous command announced by a bash_confirm event */
+  /** Allow or block a command announced by a bash_confirm event, optionally remembering the answer as a rule */
   confirmCommand: {
     parameters: {
       path: {

@@ -73,15 +73,21 @@ export class SessionInteractions {
     });
   }
 
-  /** Answers a confirmation: 404 for an id never issued, 409 for one already resolved. */
-  answerConfirmation(id: string, allow: boolean): void {
+  /** A pending confirmation: 404 for an id never issued, 409 for one already resolved. */
+  pendingConfirmation(id: string): PendingConfirmation {
     const w = this.confirmations.get(id);
     if (!w) {
       if (this.resolved.includes(id))
         throw ApiError.conflict(`Confirmation ${id} was already resolved (answered, timed out or aborted)`);
       throw ApiError.notFound(`No confirmation with id ${id} in this session`);
     }
-    w.resolve(allow, "user");
+    return w.info;
+  }
+
+  /** Answers a confirmation: 404 for an id never issued, 409 for one already resolved. */
+  answerConfirmation(id: string, allow: boolean): void {
+    this.pendingConfirmation(id);
+    this.confirmations.get(id)?.resolve(allow, "user");
   }
 
   ask(questions: Question[], signal: AbortSignal): Promise<QuestionAnswer[]> {

@@ -95,9 +95,15 @@ export async function runTools(
     signal,
     // Tools emit their own progress events (tool_output, subagent_progress); the schema test checks them on the wire.
     emit: (e) => emit({ ...e, toolCallId: call.id } as SessionEvent),
-    confirm: (req) => (permissionMode === "bypass" ? Promise.resolve(true) : interactions.confirm(req, signal)),
+    // bypass answers yes for the tool, except where only the user may answer: a command that cannot be confined
+    // ("not sandboxed") and one a rule says to always ask about.
+    confirm: (req) =>
+      permissionMode === "bypass" && !req.reasons?.some((r) => r === "not sandboxed" || r === "rule")
+        ? Promise.resolve(true)
+        : interactions.confirm(req, signal),
     ask: (questions: Question[]) => interactions.ask(questions, signal),
     editor: editors.forTool(rec.id, signal),
+    isHidden: (abs) => deps.isHidden?.(abs) === true,
   });
   const dispatched = dispatchToolCalls(calls, {
     lookup: (name) => byName.get(name),

@@ -8,7 +8,7 @@ import { createToken } from "../tokens.js";
 import type { TurnController } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
 import { EditorFsBroker } from "./editor-fs.js";
-import { SessionInteractions } from "./interaction.js";
+import { type PendingConfirmation, SessionInteractions } from "./interaction.js";
 import { startModelCall } from "./model-call.js";
 import { prepareCall, runLoop, type SentCall } from "./turn-loop.js";
 import { type ActiveTurn, TurnQueue } from "./turn-queue.js";
@@ -153,6 +153,13 @@ export class TurnManager implements TurnController {
 
   clearFollowups(sessionId: string): number {
     return this.queue.clearFollowups(sessionId);
+  }
+
+  /** The pending confirmation `id` of a session (404 unknown, 409 already resolved). */
+  pendingConfirmation(sessionId: string, id: string): PendingConfirmation {
+    const i = this.interactions.get(sessionId);
+    if (!i) throw ApiError.notFound(`No confirmation with id ${id} in this session`);
+    return i.pendingConfirmation(id);
   }
 
   answerConfirmation(sessionId: string, id: string, allow: boolean): void {

@@ -4,10 +4,13 @@ import {
   definePlugin,
   EventBusToken,
   HostInfoToken,
+  isInside,
+  PermissionRulesToken,
   PersonaRegistryToken,
   ProjectContextToken,
   ProjectTrustToken,
   ProviderRegistryToken,
+  SandboxToken,
   type SessionRecord,
   SessionServiceToken,
   type SessionStore,
@@ -106,6 +109,7 @@ export default definePlugin({
       announce: (rec) => sessions().announce("session_update", rec),
       find: (id) => sessions().find(id),
       durable: () => sessions().commit(),
+      isHidden: (abs) => ctx.services.tryGet(SandboxToken)?.isHidden(abs) ?? isInside(ctx.home, abs),
       recovery,
     });
     ctx.services.provide(TurnControllerToken, manager);
@@ -137,7 +141,8 @@ export default definePlugin({
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);
-    for (const route of agentRoutes(sessions, () => manager)) ctx.routes.add(route);
+    const rules = () => ctx.services.tryGet(PermissionRulesToken);
+    for (const route of agentRoutes(sessions, () => manager, rules)) ctx.routes.add(route);
   },
   async start(ctx) {
     const marker = markerOf(ctx.dataDir());

@@ -3,6 +3,7 @@ import {
   ApiError,
   defineRoute,
   OkSchema,
+  type PermissionRules,
   SessionIdParams,
   type SessionService,
   type SessionTodo,
@@ -58,7 +59,29 @@ const Accepted = T.Object(
   { title: "TurnAccepted" },
 );
 
-export function agentRoutes(svc: () => SessionService, turns: () => TurnManager): AnyRoute[] {
+const RememberSchema = T.Object(
+  {
+    scope: T.Union([T.Literal("session"), T.Literal("project"), T.Literal("global")]),
+    pattern: T.Optional(
+      T.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: "The rule's pattern; default the event's suggestedRule (send a narrower one to narrow it)",
+      }),
+    ),
+  },
+  {
+    title: "RememberDecision",
+    additionalProperties: false,
+    description: "Saves the answer as a rule (allow, or deny when `allow` is false) before it is applied",
+  },
+);
+
+export function agentRoutes(
+  svc: () => SessionService,
+  turns: () => TurnManager,
+  rules: () => PermissionRules | undefined,
+): AnyRoute[] {
   const tags = ["turns"];
   const idle = (id: string, what: string) => {
     if (turns().status(id) === "running") throw ApiError.conflict(`A turn is running; abort it before ${what}`);
@@ -153,17 +176,35 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager)
       method: "POST",
       path: "/sessions/:id/bash-confirm",
       operationId: "confirmCommand",
-      summary: "Allow (once) or block a dangerous command announced by a bash_confirm event",
+      summary:
+        "Allow or block a command announced by a bash_confirm event, optionally remembering the answer as a rule",
       tags,
       params: SessionIdParams,
       body: T.Object(
-        { id: T.String({ minLength: 1, maxLength: 100 }), allow: T.Boolean() },
+        { id: T.String({ minLength: 1, maxLength: 100 }), allow: T.Boolean(), remember: T.Optional(RememberSchema) },
         { title: "CommandConfirmation", additionalProperties: false },
       ),
       errors: [409],
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
-        await svc().require(params.id);
+        const rec = await svc().require(params.id);
+        if (body.remember) {
+          const pending = turns().pendingConfirmation(params.id, body.id);
+          const pattern = body.remember.pattern ?? pending.suggestedRule;
+          if (!pattern) throw ApiError.badRequest("remember needs a pattern: this confirmation suggests none");
+          const store = rules();
+          if (!store)
+            throw ApiError.conflict("Approval rules are not available (the permissions plugin is not loaded)");
+          // Saved first: the command runs (or is refused) only once its rule is on disk.
+          await store.add({
+            scope: body.remember.scope,
+            action: body.allow ? "allow" : "deny",
+            pattern,
+            cwd: rec.cwd,
+            sessionId: rec.id,
+            unsandboxed: pending.reasons?.includes("not sandboxed") === true,
+          });
+        }
         turns().answerConfirmation(params.id, body.id, body.allow);
         return { status: 202, body: { ok: true } };
       },

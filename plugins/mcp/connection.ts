@@ -61,6 +61,15 @@ export interface ConnectionDeps {
   options: ConnectionOptions;
   /** Called after every change of state, error or tools. */
   changed(): void;
+  /**
+   * Confines a stdio server (project servers: they come from the repository): the program to spawn instead, or a
+   * string saying why it may not run. Absent: the server runs as configured.
+   */
+  confine?(
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+  ): Promise<{ command: string; args: string[] } | string>;
 }
 
 const MAX_TOOL_PAGES = 50;
@@ -168,7 +177,7 @@ export class McpConnection {
     client.onerror = (err) =>
       this.deps.log.debug({ server: this.name, err: this.redact(errorMessage(err)) }, "mcp transport error");
     try {
-      await client.connect(this.createTransport(sdk), { timeout, signal: abort.signal });
+      await client.connect(await this.createTransport(sdk), { timeout, signal: abort.signal });
       if (!this.current(gen)) return;
       client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.refresh(gen));
       const tools = await listAllTools(client, timeout, abort.signal);
@@ -301,16 +310,20 @@ export class McpConnection {
     this.registered.clear();
   }
 
-  private createTransport(sdk: McpSdk): Transport {
+  private async createTransport(sdk: McpSdk): Promise<Transport> {
     const c = this.config;
     if (c.transport === "http") {
       return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
     }
     // Only the SDK's safe defaults (PATH, HOME, ...) plus the entry's env: the daemon's own secrets stay behind.
+    const env = { ...sdk.getDefaultEnvironment(), ...c.env };
+    const dir = c.cwd ?? this.project ?? process.cwd();
+    const confined = await this.deps.confine?.([c.command, ...(c.args ?? [])], dir, env);
+    if (typeof confined === "string") throw new Error(confined);
     const transport = new sdk.StdioClientTransport({
-      command: c.command,
-      args: c.args,
-      env: { ...sdk.getDefaultEnvironment(), ...c.env },
+      command: confined?.command ?? c.command,
+      args: confined?.args ?? c.args,
+      env,
       cwd: c.cwd,
       stderr: "pipe",
     });

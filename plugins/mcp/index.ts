@@ -5,6 +5,7 @@ import {
   defineRoute,
   type PluginContext,
   ProjectTrustToken,
+  SandboxToken,
   SessionIdParams,
   SessionServiceToken,
   SettingsToken,
@@ -61,6 +62,7 @@ export default definePlugin({
       home: ctx.home,
       log: ctx.log,
       trust: () => ctx.services.tryGet(ProjectTrustToken),
+      sandbox: () => ctx.services.tryGet(SandboxToken),
       options: { clientVersion: settings?.version ?? "1.0.0" },
     });
     managers.set(ctx, manager);

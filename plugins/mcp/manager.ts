@@ -1,4 +1,11 @@
-import { type Disposable, type Logger, type ProjectTrust, silentLogger, toDisposable } from "../../core/index.js";
+import {
+  type Disposable,
+  type Logger,
+  type ProjectTrust,
+  type Sandbox,
+  silentLogger,
+  toDisposable,
+} from "../../core/index.js";
 import { loadProjectServers, type ParsedServers, parseServers, type ServerEntry } from "./config.js";
 import {
   type ConnectionOptions,
@@ -26,6 +33,8 @@ export interface McpManagerDeps {
   /** Looked up lazily: the trust service may be provided by a plugin that starts later. */
   trust?: () => ProjectTrust | undefined;
   options?: Partial<Omit<ConnectionOptions, "reconnect">> & { reconnect?: Partial<ConnectionOptions["reconnect"]> };
+  /** Confines project stdio servers (looked up lazily); without one they do not start. */
+  sandbox?: () => Sandbox | undefined;
 }
 
 /** A configured server that will not run: an invalid entry, reported in the status list. */
@@ -227,6 +236,7 @@ export class McpManager {
             log: this.log.child({ mcpServer: entry.name }),
             options: this.options,
             changed: () => this.emit(),
+            ...(kind === "project" ? { confine: (argv, cwd, env) => this.confine(argv, cwd, env) } : {}),
           })
         : new InvalidServer(entry, kind, project);
       if (entry.invalid) this.log.warn({ server: entry.name, scope }, `mcp server skipped: ${entry.invalid}`);
@@ -236,6 +246,21 @@ export class McpManager {
     for (const key of wanted.keys()) this.slots.get(key)?.server.start();
     this.emit();
     return Promise.all(closing).then(() => this.emit());
+  }
+
+  /** A project stdio server runs in the sandbox (writable: its directory; network only where the policy allows). */
+  private async confine(
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+  ): Promise<{ command: string; args: string[] } | string> {
+    const sandbox = this.deps.sandbox?.();
+    const status = await sandbox?.ready();
+    if (!sandbox || !status || (!status.enabled && status.kind !== "off")) {
+      return `project MCP servers run only in the sandbox, which is not available (${status?.reason ?? "no sandbox plugin"})`;
+    }
+    const w = sandbox.wrap({ argv, cwd, env, network: sandbox.networkPolicy(cwd) === "allow", writable: [cwd] });
+    return { command: w.file, args: w.args };
   }
 
   private emit(): void {

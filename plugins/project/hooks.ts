@@ -107,10 +107,21 @@ const MAX_OUTPUT = 256 * 1024;
 export function runHook(
   hook: HookSpec,
   payload: unknown,
-  opts: { cwd: string; env: NodeJS.ProcessEnv; signal?: AbortSignal },
+  opts: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    signal?: AbortSignal;
+    /** Confines the hook (project hooks): the program to spawn instead; a string refuses to run it, saying why. */
+    wrap?: (argv: string[]) => { file: string; args: string[] } | string;
+  },
 ): Promise<HookOutcome> {
-  const [program, ...args] = hook.command as [string, ...string[]];
-  const file = program.includes("/") && !isAbsolute(program) ? resolve(hook.baseDir, program) : program;
+  const [program, ...rest] = hook.command as [string, ...string[]];
+  const resolved = program.includes("/") && !isAbsolute(program) ? resolve(hook.baseDir, program) : program;
+  const wrapped = opts.wrap ? opts.wrap([resolved, ...rest]) : { file: resolved, args: rest };
+  if (typeof wrapped === "string") {
+    return Promise.resolve({ code: null, stdout: "", stderr: "", timedOut: false, error: wrapped });
+  }
+  const { file, args } = wrapped;
   return new Promise((done) => {
     let child: ReturnType<typeof execFile>;
     try {

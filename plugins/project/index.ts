@@ -6,6 +6,7 @@ import {
   type PluginContext,
   ProjectContextToken,
   ProjectTrustToken,
+  SandboxToken,
   SessionServiceToken,
   T,
 } from "../../core/index.js";
@@ -124,6 +125,7 @@ export default definePlugin({
       projectRoot: (cwd) => trust.projectRoot(cwd),
       publish: (id, e) => sessions().publish(id, e),
       log: ctx.log,
+      sandbox: () => ctx.services.tryGet(SandboxToken),
     });
     ctx.events.on("tool.before", (e) => {
       const matching = hooks.matching("PreToolUse", e);

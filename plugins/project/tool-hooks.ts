@@ -1,4 +1,12 @@
-import type { Logger, SessionEvent, ToolHookEvent, ToolHookVerdict, ToolResult } from "../../core/index.js";
+import {
+  commandEnv,
+  type Logger,
+  type Sandbox,
+  type SessionEvent,
+  type ToolHookEvent,
+  type ToolHookVerdict,
+  type ToolResult,
+} from "../../core/index.js";
 import { type HookEvent, type HookOutcome, type HookSpec, matchesTool, runHook, stdoutDecision } from "./hooks.js";
 
 const MAX_PAYLOAD_CONTENT = 100_000;
@@ -9,12 +17,30 @@ export interface HookRunnerDeps {
   projectRoot(cwd: string): string;
   publish(sessionId: string, event: SessionEvent): void;
   log: Logger;
+  /** Confines project hooks (absent: the sandbox plugin is not loaded, so project hooks do not run). */
+  sandbox(): Sandbox | undefined;
 }
 
-function hookEnv(root: string, sessionId: string, event: HookEvent): NodeJS.ProcessEnv {
-  // The provider key is the daemon's secret, not the hook's business.
-  const { OPENAI_API_KEY: _key, ...env } = process.env;
-  return { ...env, AGENTD_PROJECT_DIR: root, AGENTD_SESSION_ID: sessionId, AGENTD_HOOK_EVENT: event };
+function hookEnv(base: NodeJS.ProcessEnv, root: string, sessionId: string, event: HookEvent): NodeJS.ProcessEnv {
+  // The daemon's secrets are not the hook's business (the sandbox's environment, scrubbed).
+  return { ...base, AGENTD_PROJECT_DIR: root, AGENTD_SESSION_ID: sessionId, AGENTD_HOOK_EVENT: event };
+}
+
+/**
+ * Project hooks come from the repository, so they run in the sandbox like the agent's commands (writable: the
+ * project; network only where the policy is "allow"). Without a working sandbox they are not run: nobody is there to
+ * ask. Global hooks, which the user configured, run as configured.
+ */
+function confineProjectHook(sandbox: Sandbox | undefined, root: string, env: NodeJS.ProcessEnv) {
+  return (argv: string[]) => {
+    const status = sandbox?.status();
+    if (!sandbox || !status || (!status.enabled && status.kind !== "off")) {
+      return `not run: project hooks run only in the sandbox, which is not available (${status?.reason ?? "no sandbox plugin"})`;
+    }
+    const network = sandbox.networkPolicy(root) === "allow";
+    const w = sandbox.wrap({ argv, cwd: root, env, network, writable: [root] });
+    return { file: w.file, args: w.args };
+  };
 }
 
 function snippet(text: string): string {
@@ -57,8 +83,16 @@ export class ToolHookRunner {
         ...(result.error ? { error: result.error } : {}),
       };
     }
-    const env = hookEnv(root, e.sessionId, event);
-    const outcomes = await Promise.all(hooks.map((h) => runHook(h, payload, { cwd: root, env, signal: e.signal })));
+    const sandbox = this.deps.sandbox();
+    await sandbox?.ready();
+    const base = sandbox ? sandbox.env() : commandEnv(process.env);
+    const env = hookEnv(base, root, e.sessionId, event);
+    const confined = confineProjectHook(sandbox, root, env);
+    const outcomes = await Promise.all(
+      hooks.map((h) =>
+        runHook(h, payload, { cwd: root, env, signal: e.signal, wrap: h.source === "project" ? confined : undefined }),
+      ),
+    );
     const reasons: string[] = [];
     outcomes.forEach((o, i) => {
       const reason = this.interpret(event, hooks[i] as HookSpec, o, e);

@@ -2,7 +2,7 @@ import { lstat, stat } from "node:fs/promises";
 import path from "node:path";
 import { defineTool, T, type ToolDefinition, ToolFailure, toolError } from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
-import { displayPath, resolvePath } from "./paths.js";
+import { displayPath, resolvePath, visibleFiles } from "./paths.js";
 import { fsFailure } from "./result.js";
 import { compileGlob, listFiles } from "./walk.js";
 
@@ -62,7 +62,7 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
 
       const listing = await listFiles(base, ctx.signal, limits.walkMaxFiles);
       const matches = compileGlob(pattern);
-      const hits = listing.files.filter((rel) => matches(rel));
+      const hits = visibleFiles(ctx, base, listing.files).filter((rel) => matches(rel));
       const dated: Array<{ rel: string; mtime: number }> = [];
       // lstat: a link's own time, never the time of something outside the workspace it points to.
       for (let i = 0; i < hits.length; i += STAT_BATCH) {

@@ -4,7 +4,7 @@ import { defineTool, T, type ToolDefinition, ToolFailure, toolError, withFileIns
 import { formatBytes, plural } from "./content.js";
 import { checkPattern } from "./glob.js";
 import type { FsLimits } from "./limits.js";
-import { displayPath, resolvePath } from "./paths.js";
+import { displayPath, resolvePath, visibleFiles } from "./paths.js";
 import { fsFailure } from "./result.js";
 import { type Line, scanLines, type Verdict } from "./scan.js";
 import { compileGlob, listFiles } from "./walk.js";
@@ -282,7 +282,9 @@ export function createGrepTool(limits: FsLimits): ToolDefinition {
         if (st.isDirectory()) {
           const listing = await listFiles(abs, ctx.signal, limits.walkMaxFiles);
           const keep = glob ? compileGlob(glob) : () => true;
-          const files = listing.files.filter((f) => keep(f)).sort();
+          const files = visibleFiles(ctx, abs, listing.files)
+            .filter((f) => keep(f))
+            .sort();
           targets = { base: abs, files, walkTruncated: listing.truncated };
         } else if (st.isFile()) {
           targets = { base: path.dirname(abs), files: [path.basename(abs)], walkTruncated: false };

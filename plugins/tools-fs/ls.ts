@@ -54,7 +54,7 @@ export function createLsTool(limits: FsLimits): ToolDefinition {
       } catch (err) {
         return fsFailure(err, display);
       }
-      const visible = entries.filter((e) => !HIDDEN.has(e.name));
+      const visible = entries.filter((e) => !HIDDEN.has(e.name) && !ctx.isHidden?.(path.join(abs, e.name)));
       const dirs = visible.filter((e) => e.isDirectory()).sort(byName);
       const others = visible.filter((e) => !e.isDirectory()).sort(byName);
       const ordered = [...dirs, ...others];

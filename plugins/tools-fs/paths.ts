@@ -12,9 +12,11 @@
  *    follow symbolic links, so they cannot leak outside content either.
  * 4. The plans directory counts as a root only as itself: when it lies under the working directory, its realpath
  *    must too (a committed `.agentd` symlink cannot redirect writes).
- * 5. Plan mode (`ctx.mode === "plan"`): write and edit are allowed only inside the plans directory (created on
+ * 5. A path the sandbox hides (`ctx.isHidden`: the daemon home, ~/.ssh, credentials...) is reported as absent,
+ *    wherever it lies, and listings leave it out (`visibleFiles`).
+ * 6. Plan mode (`ctx.mode === "plan"`): write and edit are allowed only inside the plans directory (created on
  *    demand by the write); anything else is refused with `permission_denied`. Reads follow rule 3 unchanged.
- * This is a guard against mistakes and prompt-injected requests, not a sandbox: the shell tool is not bound by it.
+ * The file tools are not processes, so the daemon enforces this itself; the shell tool is confined by the sandbox.
  */
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
@@ -111,6 +113,10 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     return { ok: false, result: fsFailure(err, input) };
   }
 
+  // A hidden path (the daemon home, ~/.ssh, credentials) reads as absent, inside the working directory too.
+  if (ctx.isHidden?.(abs))
+    return { ok: false, result: fsFailure(Object.assign(new Error("hidden"), { code: "ENOENT" }), input) };
+
   const plans = await plansRoot(root, ctx.plansDir);
   if (!isInside(root, abs) && !(plans && isInside(plans, abs))) {
     return { ok: false, result: outside(input, abs, wanted, root, access) };
@@ -129,4 +135,11 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     };
   }
   return { ok: true, path: { abs, display: displayPath(root, abs), root, roots: plans ? [root, plans] : [root] } };
+}
+
+/** The listed files (relative to `base`) that are not hidden from the agent. */
+export function visibleFiles(ctx: ToolContext, base: string, files: readonly string[]): string[] {
+  const hidden = ctx.isHidden;
+  if (!hidden) return [...files];
+  return files.filter((rel) => !hidden(path.join(base, rel)));
 }

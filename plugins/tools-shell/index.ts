@@ -1,4 +1,12 @@
-import { definePlugin, type PluginContext, ShellClassifierToken, type Static, T } from "../../core/index.js";
+import {
+  definePlugin,
+  PermissionRulesToken,
+  type PluginContext,
+  SandboxToken,
+  ShellClassifierToken,
+  type Static,
+  T,
+} from "../../core/index.js";
 import { classifyCommand } from "./classifier.js";
 import { BackgroundTasks } from "./tasks.js";
 import {
@@ -75,7 +83,12 @@ export default definePlugin({
       keepFinished: DEFAULT_TASK_LIMITS.keepFinished,
       killGraceMs: limits.killGraceMs,
     });
-    ctx.tools.add(createBashTool(limits, tasks));
+    ctx.tools.add(
+      createBashTool(limits, tasks, {
+        sandbox: () => ctx.services.tryGet(SandboxToken),
+        rules: () => ctx.services.tryGet(PermissionRulesToken),
+      }),
+    );
     ctx.tools.add(createBashOutputTool(limits, tasks));
     ctx.tools.add(createBashKillTool(limits, tasks));
     ctx.events.on("session.deleted", ({ sessionId }) => void tasks.killSession(sessionId));

@@ -14,7 +14,9 @@ export interface ShellExit {
 }
 
 export interface ShellOptions {
-  command: string;
+  /** The program (`/bin/bash`, or bwrap wrapping it) and its arguments. */
+  file: string;
+  args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Time between SIGTERM and SIGKILL when the process tree is stopped. */
@@ -26,8 +28,9 @@ const DRAIN_AFTER_EXIT_MS = 250;
 const POLL_MS = 25;
 
 /**
- * One `/bin/bash -c <command>` in its own process group (detached), so the whole tree it starts can be signalled
- * at once. stdin is /dev/null, so nothing waits for input that will never come; stdout and stderr are merged in
+ * One `/bin/bash -c <command>` (inside the sandbox when there is one) in its own process group (detached), so the
+ * whole tree it starts can be signalled at once; a sandbox ends with everything in it (`--die-with-parent` and its
+ * own PID namespace). stdin is /dev/null, so nothing waits for input that will never come; stdout and stderr are merged in
  * arrival order.
  */
 export class ShellProcess {
@@ -40,7 +43,7 @@ export class ShellProcess {
   private exited = false;
 
   constructor(private readonly opts: ShellOptions) {
-    this.child = spawn("/bin/bash", ["-c", opts.command], {
+    this.child = spawn(opts.file, opts.args, {
       cwd: opts.cwd,
       env: opts.env,
       detached: true,

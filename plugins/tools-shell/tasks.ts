@@ -105,9 +105,14 @@ export class BackgroundTasks {
   }
 
   /** Starts a task, or returns undefined when the session already runs its maximum. */
-  start(sessionId: string, command: string, cwd: string, env: NodeJS.ProcessEnv): BackgroundTask | undefined {
+  start(
+    sessionId: string,
+    command: string,
+    cwd: string,
+    launch: { file: string; args: string[]; env: NodeJS.ProcessEnv },
+  ): BackgroundTask | undefined {
     if (this.runningCount(sessionId) >= this.limits.maxPerSession) return undefined;
-    const proc = new ShellProcess({ command, cwd, env, killGraceMs: this.limits.killGraceMs });
+    const proc = new ShellProcess({ ...launch, cwd, killGraceMs: this.limits.killGraceMs });
     const task = new BackgroundTask(`bg-${this.next++}`, sessionId, command, proc, this.limits.bufferChars);
     this.tasks.set(task.id, task);
     void task.ended.then(() => this.prune(sessionId));

@@ -1,5 +1,8 @@
 import {
+  commandEnv,
   defineTool,
+  type PermissionRules,
+  type Sandbox,
   T,
   type ToolContext,
   type ToolDefinition,
@@ -7,7 +10,7 @@ import {
   type ToolResult,
   toolError,
 } from "../../core/index.js";
-import { classifyCommand } from "./classifier.js";
+import { decide } from "./approval.js";
 import { capOutput, HeadTailBuffer } from "./output.js";
 import { checkPlanModeCommand } from "./plan-mode.js";
 import { ShellProcess } from "./process.js";
@@ -40,14 +43,25 @@ function badArgument(message: string): ToolFailure {
   return new ToolFailure("invalid_arguments", message, "Fix the arguments and call the tool again.", true);
 }
 
-/** The daemon's own secrets, which must not reach command output (and so the transcript and the provider). */
-const DAEMON_SECRETS = /^(OPENAI_API_KEY|AGENTD_.*)$/;
+/** The services a command's approval and confinement come from (resolved per call: plugins may be absent). */
+export interface ShellServices {
+  sandbox(): Sandbox | undefined;
+  rules(): PermissionRules | undefined;
+}
 
-function shellEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!DAEMON_SECRETS.test(k)) env[k] = v;
-  // No terminal to prompt on (the group is detached and stdin is /dev/null): make git fail fast instead of hanging.
-  return { ...env, GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" };
+/** What a command runs as: the sandbox's wrapper around `/bin/bash -c`, with the scrubbed environment. */
+export interface Launch {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  confined: boolean;
+}
+
+/** Without a sandbox service nothing is confined (and every command was asked about), the environment still scrubbed. */
+function launchFor(sandbox: Sandbox | undefined, command: string, cwd: string, network: boolean): Launch {
+  const argv = ["/bin/bash", "-c", command];
+  if (!sandbox) return { file: argv[0], args: argv.slice(1), env: commandEnv(process.env), confined: false };
+  return sandbox.wrap({ argv, cwd, env: sandbox.env(), network });
 }
 
 function exitLine(code: number | null, signal: NodeJS.Signals | null): string {
@@ -59,7 +73,7 @@ const ABANDONED_NOTE =
   "[Note: processes the command started in the background still held its output when it exited; their further " +
   "output is not captured. Use run_in_background: true for servers and watchers.]";
 
-export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
+export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks, services: ShellServices): ToolDefinition {
   return defineTool({
     name: "bash",
     description:
@@ -69,7 +83,10 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
       `after "timeout" seconds (default ${limits.defaultTimeoutSeconds}, max ${limits.maxTimeoutSeconds}) or when ` +
       "the turn is aborted. stdin is empty: do not run interactive programs. For servers, watchers and other " +
       'long-running commands set "run_in_background": true, then read their output with bash_output and stop ' +
-      "them with bash_kill. Risky commands (recursive deletes, force pushes, sudo, ...) ask the user first. In " +
+      "them with bash_kill. Commands run in a sandbox: files outside the working directory are read-only, secrets " +
+      '(~/.ssh, credentials) are hidden, and there is no network unless the user allows it (set "network": ' +
+      "true when a command needs it; package installs and git fetch/push are recognised). Risky commands " +
+      "(recursive deletes, force pushes, sudo, ...) and network access ask the user first, unless a rule allows them. In " +
       "plan mode only read-only commands run (ls, cat, grep, rg, find, git status/log/diff/show, ...), without " +
       "redirections into files, substitutions or background jobs. Prefer the read, grep, glob and ls tools for " +
       "reading files.",
@@ -87,6 +104,13 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
       run_in_background: T.Optional(
         T.Boolean({ description: "Start as a background task and return its task id at once (not in plan mode)." }),
       ),
+      network: T.Optional(
+        T.Boolean({
+          description:
+            "The command needs the network (asks the user unless allowed); package installs and git " +
+            "fetch/pull/push are recognised without it.",
+        }),
+      ),
     }),
     execute: async (args, ctx) => {
       const command = args.command;
@@ -101,24 +125,51 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks): Too
         const refusal = planModeRefusal(command, background);
         if (refusal) return refusal;
       }
-      const verdict = classifyCommand(command);
-      if (verdict.dangerous) {
-        const reason = verdict.reasons.join("; ");
-        const allowed = await ctx.confirm({ tool: "bash", command, reason });
+      const sandbox = services.sandbox();
+      const status = await sandbox?.ready();
+      if (ctx.signal.aborted) return abortedResult("");
+      const approval = decide({
+        command,
+        wantsNetwork: args.network === true,
+        cwd: ctx.cwd,
+        sessionId: ctx.sessionId,
+        permissionMode: ctx.permissionMode,
+        rules: services.rules(),
+        sandbox,
+        status,
+      });
+      if (approval.kind === "deny") {
+        return toolError(
+          "permission_denied",
+          `Not run: the rule "${approval.rule.pattern}" (${approval.rule.scope}, ${approval.rule.source}) denies ${approval.part}.`,
+          "A permission rule forbids this command: do not retry it or a variant of it. Ask the user how to proceed.",
+          false,
+          { rule: approval.rule.id },
+        );
+      }
+      if (approval.kind === "ask") {
+        const allowed = await ctx.confirm({
+          tool: "bash",
+          command,
+          reason: approval.text,
+          reasons: approval.reasons,
+          ...(approval.suggestedRule ? { suggestedRule: approval.suggestedRule } : {}),
+        });
         if (ctx.signal.aborted) return abortedResult("");
         if (!allowed) {
           return toolError(
             "permission_denied",
-            `The user declined to run this command (${reason}). It was not run.`,
+            `The user declined to run this command (${approval.text}). It was not run.`,
             "The user declined this command: do not retry it or a variant of it. Ask the user how to proceed, " +
               "or take another approach.",
             false,
-            { reasons: verdict.reasons },
+            { reasons: approval.reasons },
           );
         }
       }
-      if (background) return startBackground(tasks, command, timeout, ctx);
-      return runForeground(command, (timeout ?? limits.defaultTimeoutSeconds) * 1000, limits, ctx);
+      const launch = launchFor(sandbox, command, ctx.cwd, approval.network);
+      if (background) return startBackground(tasks, command, launch, timeout, ctx);
+      return runForeground(launch, (timeout ?? limits.defaultTimeoutSeconds) * 1000, limits, ctx);
     },
   });
 }
@@ -144,13 +195,13 @@ function abortedResult(output: string): ToolResult {
 }
 
 async function runForeground(
-  command: string,
+  launch: Launch,
   timeoutMs: number,
   limits: ShellLimits,
   ctx: ToolContext,
 ): Promise<ToolResult> {
   const started = Date.now();
-  const proc = new ShellProcess({ command, cwd: ctx.cwd, env: shellEnv(), killGraceMs: limits.killGraceMs });
+  const proc = new ShellProcess({ ...launch, cwd: ctx.cwd, killGraceMs: limits.killGraceMs });
   const output = new HeadTailBuffer(limits.maxOutputChars);
   const progress = liveOutput(ctx);
   proc.onOutput((text) => {
@@ -184,6 +235,7 @@ async function runForeground(
   }
   const { text, omitted } = output.render();
   const meta = {
+    sandboxed: launch.confined,
     exitCode: exit.code,
     signal: exit.signal,
     durationMs: Date.now() - started,
@@ -244,10 +296,11 @@ function liveOutput(ctx: ToolContext): { push(text: string): void; end(): void }
 function startBackground(
   tasks: BackgroundTasks,
   command: string,
+  launch: Launch,
   timeout: number | undefined,
   ctx: ToolContext,
 ): ToolResult {
-  const task = tasks.start(ctx.sessionId, command, ctx.cwd, shellEnv());
+  const task = tasks.start(ctx.sessionId, command, ctx.cwd, launch);
   if (!task) {
     const running = tasks
       .list(ctx.sessionId)
@@ -264,7 +317,7 @@ function startBackground(
     content:
       `Started background task ${task.id} (pid ${task.proc.pid ?? "unknown"}): ${command}\n` +
       `Read its output with bash_output {"task_id": "${task.id}"}; stop it with bash_kill {"task_id": "${task.id}"}.`,
-    meta: { taskId: task.id, pid: task.proc.pid },
+    meta: { taskId: task.id, pid: task.proc.pid, sandboxed: launch.confined },
   };
 }
 

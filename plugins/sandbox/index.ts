@@ -1,0 +1,121 @@
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import {
+  commandEnv,
+  definePlugin,
+  HostInfoToken,
+  type NetworkPolicy,
+  type Sandbox,
+  type SandboxConfig,
+  type SandboxRequest,
+  type SandboxStatus,
+  SandboxToken,
+} from "../../core/index.js";
+import { bwrapArgs, type Confinement } from "./bwrap.js";
+import { DEFAULT_HIDDEN, DEFAULT_WRITABLE, ensureDir, expandHome, isHiddenPath, real } from "./paths.js";
+import { probeSandbox } from "./probe.js";
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `AGENTD_BWRAP`, else `bwrap` on PATH; a reason when there is none. */
+function findBwrap(): { file?: string; reason?: string } {
+  const configured = process.env.AGENTD_BWRAP;
+  if (configured) {
+    return executable(configured)
+      ? { file: configured }
+      : { reason: `bwrap not found at ${configured} (AGENTD_BWRAP)` };
+  }
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (dir && executable(path.join(dir, "bwrap"))) return { file: path.join(dir, "bwrap") };
+  }
+  return { reason: "bwrap (Debian package bubblewrap) is not installed" };
+}
+
+/**
+ * The sandbox of the agent's processes (bash, background tasks, project hooks, project MCP servers): bubblewrap on
+ * Linux, proven by a self-check at start. Where it cannot work it says why, and the shell asks before every command
+ * (fail closed); only the config value `sandbox: "off"` runs commands unconfined without asking.
+ */
+export default definePlugin({
+  manifest: {
+    id: "sandbox",
+    version: "1.0.0",
+    description: "Confines the agent's processes with bubblewrap: files, secrets, network, processes",
+    capabilities: ["process"],
+    provides: [SandboxToken.id],
+  },
+  deps: { host: HostInfoToken },
+  register(ctx) {
+    const config = (ctx.deps.host.config("sandbox") ?? {}) as SandboxConfig;
+    const off = config === "off";
+    const opts = off ? {} : config;
+    const globalNetwork: NetworkPolicy = opts.network ?? "ask";
+    const confinement: Confinement = {
+      hidden: [...new Set([ctx.home, ...DEFAULT_HIDDEN, ...(opts.hidden ?? [])].map((p) => real(expandHome(p))))],
+      writable: [
+        ...DEFAULT_WRITABLE.map(expandHome).filter((d) => ensureDir(d)),
+        ...(opts.writable ?? []).map(expandHome),
+      ].map(real),
+    };
+    const projects = Object.entries(opts.projects ?? {}).map(([dir, p]) => ({ dir: real(expandHome(dir)), ...p }));
+    const found = off
+      ? {}
+      : process.platform === "linux"
+        ? findBwrap()
+        : { reason: `not available on ${process.platform} yet` };
+    const base = { network: globalNetwork, writable: [...confinement.writable] };
+    let current: SandboxStatus = off
+      ? { ...base, enabled: false, kind: "off" }
+      : found.file
+        ? { ...base, enabled: false, kind: "bubblewrap", reason: "checking" }
+        : { ...base, enabled: false, kind: "none", reason: found.reason };
+    let checked: Promise<SandboxStatus> = Promise.resolve(current);
+    if (found.file) {
+      const bwrap = found.file;
+      checked = probeSandbox(bwrap, confinement, ctx.home).then(
+        (reason) =>
+          (current = reason
+            ? { ...base, enabled: false, kind: "none", reason }
+            : { ...base, enabled: true, kind: "bubblewrap" }),
+        (err: Error) =>
+          (current = { ...base, enabled: false, kind: "none", reason: `self-check failed: ${err.message}` }),
+      );
+      void checked.then((s) =>
+        s.enabled
+          ? ctx.log.info({ bwrap, network: s.network }, "sandbox: commands run confined (bubblewrap)")
+          : ctx.log.warn({ reason: s.reason }, "sandbox: commands cannot be confined; each one is asked about"),
+      );
+    } else if (!off) {
+      ctx.log.warn({ reason: current.reason }, "sandbox: commands cannot be confined; each one is asked about");
+    }
+    const allow = opts.env ?? [];
+    const sandbox: Sandbox = {
+      ready: () => checked,
+      status: () => current,
+      networkPolicy(cwd) {
+        const dir = real(cwd);
+        const match = projects
+          .filter((p) => p.network && (dir === p.dir || dir.startsWith(p.dir + path.sep)))
+          .sort((a, b) => b.dir.length - a.dir.length)[0];
+        return match?.network ?? globalNetwork;
+      },
+      env: (env = process.env) => commandEnv(env, allow),
+      wrap(req: SandboxRequest) {
+        if (!current.enabled || !found.file) {
+          return { file: req.argv[0], args: req.argv.slice(1), env: req.env, confined: false };
+        }
+        return { file: found.file, args: bwrapArgs(confinement, req), env: req.env, confined: true };
+      },
+      hiddenPaths: () => confinement.hidden,
+      isHidden: (abs) => isHiddenPath(confinement.hidden, abs),
+    };
+    ctx.services.provide(SandboxToken, Object.freeze(sandbox));
+  },
+});
