@@ -393,7 +393,7 @@ export class PluginHost {
       dataDir() {
         needCap("storage", "ctx.dataDir()");
         const dir = join(deps.home, "plugins-data", id);
-        mkdirSync(dir, { recursive: true });
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
         return dir;
       },
       ...points,

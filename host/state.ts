@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, type Dirent, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writePrivateFile } from "../core/files.js";
 
@@ -24,8 +24,38 @@ function tokenFile(home: string): string {
   return join(home, "token");
 }
 
+/**
+ * Creates the daemon home (0700) and repairs the modes of an existing one: everything the daemon keeps there
+ * (transcripts in the database, tool output, settings, plugin data) is the user's alone, whatever the umask.
+ * Installed third-party plugins (`plugins/`) and session worktrees (`worktrees/`) keep their own modes.
+ */
 export function ensureHome(home: string): void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  securePrivate(home, 0);
+}
+
+const KEEP_MODES = new Set(["plugins", "worktrees"]);
+
+function securePrivate(path: string, depth: number): void {
+  let entries: Dirent[];
+  try {
+    chmodSync(path, 0o700);
+    entries = readdirSync(path, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const p = join(path, e.name);
+    if (e.isDirectory()) {
+      if (!(depth === 0 && KEEP_MODES.has(e.name)) && depth < 8) securePrivate(p, depth + 1);
+    } else if (e.isFile()) {
+      try {
+        chmodSync(p, 0o600);
+      } catch {
+        // not ours to change (another owner): left as it is
+      }
+    }
+  }
 }
 
 /** The access token: created once, kept across restarts (mode 0600) until rotated. */

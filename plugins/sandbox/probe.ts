@@ -2,8 +2,9 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
+import { isInside } from "../../core/index.js";
 import { bwrapArgs, type Confinement } from "./bwrap.js";
 
 const PROBE_TIMEOUT_MS = 15_000;
@@ -16,8 +17,10 @@ const PROBE_TIMEOUT_MS = 15_000;
 export async function probeSandbox(bwrap: string, c: Confinement, home: string): Promise<string | undefined> {
   const tag = randomBytes(6).toString("hex");
   const inHome = path.join(home, `.sandbox-probe-${tag}`);
-  // Outside every writable place (the sandbox's /tmp is private, so not there): the user's home directory.
-  const beside = path.join(homedir(), `.agentd-sandbox-probe-${tag}`);
+  // Outside every writable place, and not under /tmp (private inside the sandbox): the user's home directory, else
+  // the daemon's directory, else the root.
+  const base = [homedir(), process.cwd(), "/"].find((d) => !isInside(tmpdir(), d) && !isInside("/tmp", d)) ?? "/";
+  const beside = path.join(base, `.agentd-sandbox-probe-${tag}`);
   const server = createServer((socket) => socket.destroy());
   let reached = false;
   server.on("connection", () => {

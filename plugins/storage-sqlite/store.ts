@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type {
@@ -71,7 +71,11 @@ interface CachedContext {
 
 /** Opens (creating and migrating as needed) the session database at `file`. */
 export function openSqliteStore(file: string): SqliteSessionStore {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  if (file !== ":memory:") {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // SQLite gives the -wal and -shm files the mode of the database: created 0600, they are the user's alone.
+    closeSync(openSync(file, "a", 0o600));
+  }
   const db = new Database(file, { timeout: 5000 });
   try {
     db.pragma("journal_mode = WAL");
