@@ -34,6 +34,7 @@ import { mapCallResult } from "../plugins/mcp/results.js";
 import { ToolNames, toolName } from "../plugins/mcp/tool-names.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
 import { createFixtureServer, PIXEL_PNG } from "./fixtures/mcp-server.js";
+import { SANDBOX_OFF } from "./support/unconfined-shell.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 
@@ -60,6 +61,8 @@ function harness(deps: Partial<McpManagerDeps> = {}): Harness {
     tools: { add: (t) => tools.add("mcp", t) },
     home: tmpdir(),
     options: { connectTimeoutMs: 10_000, reconnect: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 } },
+    // The manager's own behaviour; project servers in the real sandbox are tested in test/project-mcp.test.ts.
+    sandbox: () => SANDBOX_OFF,
     ...deps,
   });
   return {
