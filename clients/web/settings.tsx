@@ -14,7 +14,7 @@ const FALLBACK_THEMES = [
 async function globalCommand(command: string): Promise<void> {
   try {
     const r = await ok(api.POST("/api/v1/settings/command", { body: { command } }));
-    showToast(r.result || `${command}: done`);
+    showToast(r.message || `${command}: done`);
     config.value = await ok(api.GET("/api/v1/config"));
   } catch (err) {
     showToast(messageOf(err));

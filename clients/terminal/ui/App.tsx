@@ -252,7 +252,7 @@ export function App(props: AppProps) {
         return;
       }
       const reply = r.data;
-      if (reply.result) store.note(reply.result, "info");
+      if (reply.message) store.note(reply.message, "info");
       if (reply.command === "/help") store.note(LOCAL_HELP, "info");
       const forked = reply.data?.sessionId;
       if (reply.command === "/fork" && typeof forked === "string") switchTo(forked);
