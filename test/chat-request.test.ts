@@ -50,7 +50,7 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
       for (let i = 0; i < 2; i++) {
         const res = await sendChat(client, sdk, BODY, new AbortController().signal);
         const chunks: unknown[] = [];
-        for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
+        for await (const c of decodeChatStream(res)) chunks.push(...c);
         expect(chunks).to.have.length(1);
       }
       expect(seen).to.have.length(2);
@@ -75,7 +75,7 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
       const client = await openAIClient(ep.url, "sk-test");
       const res = await sendChat(client, sdk, BODY, new AbortController().signal);
       const chunks: unknown[] = [];
-      for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
+      for await (const c of decodeChatStream(res)) chunks.push(...c);
       expect(chunks).to.have.length(1);
       expect(ep.connections()).to.equal(1);
     } finally {
@@ -96,7 +96,7 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
       const client = await openAIClient(ep.url, "sk-test");
       const res = await sendChat(client, sdk, BODY, new AbortController().signal);
       const chunks: unknown[] = [];
-      for await (const c of decodeChatStream(res, sdk.APIError)) chunks.push(...c);
+      for await (const c of decodeChatStream(res)) chunks.push(...c);
       expect(chunks).to.deep.equal([{ choices: [{ index: 0, delta: { content: "x" } }] }]);
       expect(asked).to.equal(undefined);
     } finally {

@@ -270,6 +270,9 @@ describe("slash commands (commands plugin)", function () {
       expect(res.status).to.equal(200);
       const forkId = res.body.data.sessionId as string;
       expect(forkId).to.be.a("string").and.not.equal(id);
+      // As cast's daemon answers (its client reads result.sessionId), with the readable text kept beside it.
+      expect(res.body.result).to.deep.equal({ sessionId: forkId, message: `Forked into ${forkId}` });
+      expect(res.body.message).to.equal(`Forked into ${forkId}`);
       const fork = (await d.get<Json>(`/sessions/${forkId}`)).body;
       expect(userTexts(fork.messages)).to.deep.equal(["question"]);
       expect(fork.cwd).to.equal(project);

@@ -53,6 +53,26 @@ describe("OpenAPI document", () => {
     expect(missing, `missing operations:\n${missing.join("\n")}`).to.deep.equal([]);
   });
 
+  it("names every shape the contract names in components.schemas (WebEvent is the wire events' SessionEvent)", () => {
+    const line = readFileSync(SPEC, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Named request and response shapes referenced by endpoints:"));
+    const names = (line ?? "")
+      .slice(line?.indexOf(":") ?? 0)
+      .replace(/^:|\.$/g, "")
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean);
+    expect(names, "shapes parsed from the spec").to.include.members(["CommandResponse", "Session", "WebEvent"]);
+    const schemas = doc.components.schemas as Record<string, object>;
+    expect(
+      names.filter((n) => !(n in schemas)),
+      "named shapes missing from components.schemas",
+    ).to.deep.equal([]);
+    expect(schemas.WebEvent).to.include({ $ref: "#/components/schemas/SessionEvent" });
+    expect(schemas.SessionEvent).to.have.property("oneOf");
+  });
+
   it("documents 401 on protected operations and nothing on the public one", () => {
     for (const [path, ops] of Object.entries(
       doc.paths as Record<string, Record<string, { security?: unknown[]; responses: object }>>,

@@ -6,12 +6,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { type Provider, type ProviderDelta, type ProviderRequest, reasoningRequestFields } from "../core/index.js";
 import { ModelCache } from "../plugins/provider-openai/model-cache.js";
-import {
-  coalesce,
-  createOpenAIProvider,
-  mapChunk,
-  type OpenAIProviderOptions,
-} from "../plugins/provider-openai/provider.js";
+import { coalesce, createOpenAIProvider, type OpenAIProviderOptions } from "../plugins/provider-openai/provider.js";
 import { verifyProvider } from "../plugins/provider-openai/verify.js";
 import { type FakeProvider, fail, reset, startFakeProvider, text, turn } from "../testing/fake-provider.js";
 
@@ -116,19 +111,6 @@ describe("provider-openai", () => {
       expect(reasoningRequestFields("high", "openrouter")).to.deep.equal({ reasoning: { effort: "high" } });
       expect(reasoningRequestFields("low", "openai")).to.deep.equal({ reasoning_effort: "low" });
       expect(reasoningRequestFields(undefined, "openai")).to.deep.equal({});
-    });
-
-    it("maps delta.reasoning (OpenRouter style) like reasoning_content", () => {
-      const chunk = {
-        id: "c",
-        object: "chat.completion.chunk" as const,
-        created: 0,
-        model: "m",
-        choices: [{ index: 0, delta: { reasoning: "hmm" } as Record<string, unknown>, finish_reason: null }],
-      };
-      expect(mapChunk(chunk as unknown as Parameters<typeof mapChunk>[0])).to.deep.equal([
-        { type: "reasoning", text: "hmm" },
-      ]);
     });
 
     it("joins adjacent text deltas of one kind, keeping the order of everything else and the deltas given", () => {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { decodeChatStream, SseEventParser } from "../plugins/provider-openai/sse-decoder.js";
+import { decodeChatStream, SseEventParser, StreamError } from "../plugins/provider-openai/sse-decoder.js";
 
 const enc = new TextEncoder();
 
@@ -23,21 +23,10 @@ function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
   return out;
 }
 
-class FakeApiError extends Error {
-  constructor(
-    readonly status: number | undefined,
-    readonly error: object | undefined,
-    message: string | undefined,
-    readonly headers: Headers | undefined,
-  ) {
-    super(message ?? JSON.stringify(error));
-  }
-}
-
 async function collect(text: string): Promise<unknown[]> {
   const out: unknown[] = [];
   const response = { body: new Response(text).body as ReadableStream<Uint8Array>, headers: () => new Headers() };
-  for await (const chunks of decodeChatStream(response, FakeApiError)) out.push(...chunks);
+  for await (const chunks of decodeChatStream(response)) out.push(...chunks);
   return out;
 }
 
@@ -74,19 +63,42 @@ describe("provider-openai stream decoder", () => {
     expect(chunks).to.deep.equal([{ n: 1 }, { n: 2 }]);
   });
 
-  it("throws the SDK's APIError for an error inside the stream (also under event: error)", async () => {
-    for (const text of [
-      'data: {"n":1}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\n',
-      'event: error\ndata: {"error":{"message":"overloaded"}}\n\n',
-    ]) {
+  it("passes an error chunk on as a chunk; the data of event: error becomes one", async () => {
+    expect(
+      await collect('data: {"n":1}\n\ndata: {"error":{"message":"overloaded"},"usage":{"total_tokens":3}}\n\n'),
+    ).to.deep.equal([{ n: 1 }, { error: { message: "overloaded" }, usage: { total_tokens: 3 } }]);
+    expect(await collect('event: error\ndata: {"error":{"message":"overloaded"}}\n\n')).to.deep.equal([
+      { error: { message: "overloaded" } },
+    ]);
+    expect(await collect('event: error\ndata: {"message":"overloaded"}\n\n')).to.deep.equal([
+      { error: { message: "overloaded" } },
+    ]);
+    expect(await collect("event: error\ndata: upstream went away\n\n")).to.deep.equal([
+      { error: { message: "upstream went away" } },
+    ]);
+  });
+
+  it("fails clearly on data that is not JSON, a chunk cut in the middle, and an answer without any chunk", async () => {
+    const failures: Array<[string, RegExp]> = [
+      ["data: <html>oops</html>\n\n", /not JSON: "<html>oops<\/html>"/],
+      ['data: {"choices":[{"delta":{"content":"He', /not JSON: "\{"choices":\[\{"delta":\{"content":"He"/],
+      ["data: 42\n\n", /not a JSON object: "42"/],
+      [
+        "<!doctype html><p>Bad gateway</p>",
+        /not a chat-completions event stream: it sent "<!doctype html><p>Bad gateway<\/p>"/,
+      ],
+      ["", /not a chat-completions event stream: it sent nothing/],
+      [": keep-alive\n\n", /it sent nothing/],
+    ];
+    for (const [text, message] of failures) {
       let caught: unknown;
       try {
         await collect(text);
       } catch (err) {
         caught = err;
       }
-      expect(caught).to.be.instanceOf(FakeApiError);
-      expect((caught as FakeApiError).error).to.deep.include({ message: "overloaded" });
+      expect(caught, text).to.be.instanceOf(StreamError);
+      expect((caught as Error).message, text).to.match(message);
     }
   });
 });

@@ -54,7 +54,18 @@ export interface ResetTurn {
   resetBeforeFirstByte: true;
 }
 
-export type Turn = StreamTurn | FailureTurn | ResetTurn;
+/**
+ * A recorded response body replayed byte for byte as a 200 event stream (a real provider's stream, or garbage), in
+ * writes of `pieceBytes` bytes (default: all at once) so chunks and tags are split across network reads.
+ * `hang`: the connection then stays open without another byte (a stream that never ends).
+ */
+export interface RawTurn {
+  raw: string | Uint8Array;
+  pieceBytes?: number;
+  hang?: boolean;
+}
+
+export type Turn = StreamTurn | FailureTurn | ResetTurn | RawTurn;
 /** `script()` also takes a bare list of steps. */
 export type TurnInput = Turn | Step[];
 
@@ -154,6 +165,11 @@ export function tokens(n: number, opts: { delayMs?: number; token?: string } = {
 /** A whole-response HTTP failure. */
 export function fail(status: number, opts: { body?: unknown; headers?: Record<string, string> } = {}): FailureTurn {
   return { status, ...opts };
+}
+
+/** A recorded body replayed verbatim (see {@link RawTurn}). */
+export function raw(body: string | Uint8Array, opts: { pieceBytes?: number; hang?: boolean } = {}): RawTurn {
+  return { raw: body, ...opts };
 }
 
 /** A connection reset before the first response byte. */
@@ -292,6 +308,7 @@ async function answerChat(t: Turn, body: ChatRequestBody, res: ServerResponse): 
     return;
   }
   if ("status" in t) return sendFailure(res, t);
+  if ("raw" in t) return replay(t, res);
   if (body.stream === true) return streamTurn(t, body, res);
   return completeTurn(t, body, res);
 }
@@ -350,6 +367,16 @@ async function streamTurn(t: StreamTurn, body: ChatRequestBody, res: ServerRespo
   await write(res, chunk([{ index: 0, delta: {}, finish_reason: reason }] as ChatCompletionChunk["choices"]));
   if (usage && body.stream_options?.include_usage) await write(res, chunk([], { usage: wireUsage(usage) }));
   res.end("data: [DONE]\n\n");
+}
+
+async function replay(t: RawTurn, res: ServerResponse): Promise<void> {
+  const gone = clientGone(res);
+  const bytes = typeof t.raw === "string" ? Buffer.from(t.raw, "utf8") : t.raw;
+  const size = t.pieceBytes && t.pieceBytes > 0 ? t.pieceBytes : bytes.length;
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  for (let at = 0; at < bytes.length && !gone.aborted; at += size) await write(res, bytes.subarray(at, at + size));
+  if (t.hang) await hold(new Promise(() => {}), gone);
+  else res.end();
 }
 
 /** The non-streaming answer (compaction summaries): the turn's steps folded into one message. */
@@ -429,7 +456,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Resolves once the chunk reached the socket, so a later `cut` cannot drop it and fast streams get backpressure. */
-function write(res: ServerResponse, data: string): Promise<void> {
+function write(res: ServerResponse, data: string | Uint8Array): Promise<void> {
   return new Promise((resolve) => {
     res.write(data, () => resolve());
   });

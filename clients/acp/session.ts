@@ -159,7 +159,7 @@ export class AcpSession {
     const r = await this.api
       .POST("/api/v1/sessions/{id}/command", { params: { path: { id: this.id } }, body: { command: line } })
       .catch((err: unknown) => ({ data: undefined, error: { error: (err as Error).message }, response: undefined }));
-    const text = r.data ? r.data.result || `${r.data.command}: done` : errorText(r.error, r.response);
+    const text = r.data ? r.data.message || `${r.data.command}: done` : errorText(r.error, r.response);
     await this.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${text}\n\n` } });
     const status = (r.data?.data as { status?: unknown } | undefined)?.status;
     if (status !== "started" && status !== "steered" && (this.turn as Turn | undefined) === turn) {

@@ -570,9 +570,13 @@ export interface components {
       ok: true;
       /** @description The command that ran (an alias answers with its command's name) */
       command: string;
-      /** @description The readable outcome, to show as is */
-      result: string;
-      /** @description The same text as result (kept for clients of the first shape) */
+      /** @description The readable outcome, to show as is; a command that names a session (/fork) answers {sessionId, message} instead, as cast's daemon does */
+      result: string | {
+        sessionId: string;
+        /** @description The readable outcome */
+        message: string;
+      };
+      /** @description The readable outcome, always text (show this one) */
       message: string;
       /** @description Structured data of the command (lists for pickers, ids, the new value of a setting) */
       data?: {
@@ -1915,6 +1919,11 @@ export interface components {
       };
       [key: string]: unknown;
     };
+    /**
+     * WebEvent
+     * @description The contract's name for an event of the two event streams: the same shape as SessionEvent.
+     */
+    WebEvent: components["schemas"]["SessionEvent"];
     /** WorkingTreeDiff */
     WorkingTreeDiff: {
       files: components["schemas"]["DiffFile"][];

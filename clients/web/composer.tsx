@@ -94,7 +94,7 @@ export function Composer({ s }: { s: SessionState }) {
     try {
       if (body.startsWith("/") && !images.length) {
         const r = await ok(api.POST("/api/v1/sessions/{id}/command", { ...id, body: { command: body } }));
-        if (r.result) s.push({ key: `c${Date.now()}`, role: "notice", content: r.result });
+        if (r.message) s.push({ key: `c${Date.now()}`, role: "notice", content: r.message });
       } else {
         const full = files.length ? `${body}\n\n(attached: ${files.join(", ")})` : body;
         if (running.value && whileRunning.value === "queue") {

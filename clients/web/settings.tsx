@@ -1,5 +1,6 @@
 /** Settings: provider (verified before saving), default permissions, turn cap, theme, reasoning, notifications. */
 import { signal, useSignal } from "@preact/signals";
+import { PROVIDER_PRESETS, presetById } from "../api/provider-presets.js";
 import { api, messageOf, ok } from "./api.js";
 import { applyTheme, config, daemonThemes, panel, showToast, theme } from "./store.js";
 
@@ -14,7 +15,7 @@ const FALLBACK_THEMES = [
 async function globalCommand(command: string): Promise<void> {
   try {
     const r = await ok(api.POST("/api/v1/settings/command", { body: { command } }));
-    showToast(r.result || `${command}: done`);
+    showToast(r.message || `${command}: done`);
     config.value = await ok(api.GET("/api/v1/config"));
   } catch (err) {
     showToast(messageOf(err));
@@ -27,7 +28,9 @@ function ProviderForm() {
   const apiKey = useSignal("");
   const model = useSignal(c?.model ?? "");
   const note = useSignal<string | null>(null);
-  // The daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
+  const preset = useSignal("");
+  const chosen = presetById(preset.value);
+  // A preset fills in the URL ({…} parts are yours to replace); the daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
   const save = async (e: Event) => {
     e.preventDefault();
     note.value = "Checking…";
@@ -52,6 +55,24 @@ function ProviderForm() {
     <form class="card" aria-label="Provider" onSubmit={save}>
       <h3>Provider</h3>
       <label>
+        Preset
+        <select
+          value={preset.value}
+          onChange={(e) => {
+            preset.value = e.currentTarget.value;
+            const p = presetById(preset.value);
+            if (p) baseURL.value = p.baseURL;
+          }}
+        >
+          <option value="">Custom</option>
+          {PROVIDER_PRESETS.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.label} ({p.needsKey ? "API key" : "no key"})
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
         Base URL
         <input type="url" value={baseURL.value} onInput={(e) => (baseURL.value = e.currentTarget.value)} required />
       </label>
@@ -60,7 +81,7 @@ function ProviderForm() {
         <input
           type="password"
           autocomplete="off"
-          placeholder={c?.hasApiKey ? "(unchanged)" : ""}
+          placeholder={c?.hasApiKey ? "(unchanged)" : chosen && !chosen.needsKey ? "(not needed)" : ""}
           value={apiKey.value}
           onInput={(e) => (apiKey.value = e.currentTarget.value)}
         />

@@ -93,6 +93,14 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
     (paths[path] as Record<string, Json>)[r.method.toLowerCase()] = op;
   }
 
+  // The contract's name for the wire events (docs/api-v1.md) is WebEvent; the document's union is SessionEvent.
+  if (components.SessionEvent) {
+    components.WebEvent = {
+      title: "WebEvent",
+      description: "The contract's name for an event of the two event streams: the same shape as SessionEvent.",
+      $ref: "#/components/schemas/SessionEvent",
+    };
+  }
   return {
     openapi: "3.1.1",
     info: {

@@ -13,9 +13,9 @@ export interface CommandResponse {
   ok: true;
   /** The command as resolved (`/stop` answers as `/abort`); the first word for text sent to the agent. */
   command: string;
-  /** The readable outcome (what a client shows). */
-  result: string;
-  /** The same text, for clients written against the first shape of this response. */
+  /** The readable outcome; `{sessionId, message}` for a command that names a session (/fork), as cast answers. */
+  result: string | { sessionId: string; message: string };
+  /** The readable outcome, always text (what a client shows). */
   message: string;
   /** Structured data of the command (lists for pickers, ids, new values). */
   data?: Record<string, unknown>;
@@ -54,7 +54,10 @@ export function toResponse(name: string, out: CommandResult): CommandResponse {
     else if (message !== undefined) rest.message = message;
     if (Object.keys(rest).length) data = rest;
   } else if (out !== undefined && out !== null) data = { value: out };
-  const res: CommandResponse = { ok: true, command: `/${name}`, result: text, message: text };
+  // A command that names a session (/fork) answers `result` as cast's daemon does, `{sessionId}`, with the text.
+  const sessionId = data?.sessionId;
+  const result = typeof sessionId === "string" ? { sessionId, message: text } : text;
+  const res: CommandResponse = { ok: true, command: `/${name}`, result, message: text };
   if (data) res.data = data;
   return res;
 }

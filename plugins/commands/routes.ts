@@ -19,8 +19,21 @@ export const CommandResponseSchema = T.Object(
   {
     ok: T.Literal(true),
     command: T.String({ description: "The command that ran (an alias answers with its command's name)" }),
-    result: T.String({ description: "The readable outcome, to show as is" }),
-    message: T.String({ description: "The same text as result (kept for clients of the first shape)" }),
+    result: T.Union(
+      [
+        T.String(),
+        T.Object(
+          { sessionId: T.String(), message: T.String({ description: "The readable outcome" }) },
+          { additionalProperties: false },
+        ),
+      ],
+      {
+        description:
+          "The readable outcome, to show as is; a command that names a session (/fork) answers {sessionId, message} " +
+          "instead, as cast's daemon does",
+      },
+    ),
+    message: T.String({ description: "The readable outcome, always text (show this one)" }),
     data: T.Optional(
       T.Object(
         {},

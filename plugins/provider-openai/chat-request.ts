@@ -46,7 +46,8 @@ export async function sendChat(
     request.end(payload);
   });
   const status = res.statusCode ?? 0;
-  const response = { body: decoded(res), headers: () => headersOf(res) };
+  const stream = decoded(res);
+  const response = { body: stream, headers: () => headersOf(res), cancel: (reason: Error) => stream.destroy(reason) };
   if (status >= 200 && status < 300) return response;
   const text = await readText(response.body).catch(() => "");
   let json: object | undefined;

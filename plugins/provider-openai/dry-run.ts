@@ -33,7 +33,7 @@ export async function dryRun(client: OpenAI, sdk: typeof import("openai")): Prom
     const local = client.withOptions({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "warm-up", timeout: 5000 });
     const body = { model: "warm-up", messages: [{ role: "user" as const, content: "" }], stream: true as const };
     const response = await sendChat(local, sdk, body, new AbortController().signal);
-    for await (const _ of decodeChatStream<ChatCompletionChunk>(response, sdk.APIError)) {
+    for await (const _ of decodeChatStream<ChatCompletionChunk>(response)) {
       // Read to the end.
     }
   } finally {

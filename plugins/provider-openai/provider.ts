@@ -1,6 +1,5 @@
 import type OpenAI from "openai";
 import type {
-  ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -17,6 +16,7 @@ import {
   reasoningRequestFields,
 } from "../../core/index.js";
 import { sendChat } from "./chat-request.js";
+import { ChunkReader } from "./chunk-reader.js";
 import { dryRun } from "./dry-run.js";
 import {
   abortableSleep,
@@ -41,10 +41,16 @@ export interface OpenAIProviderOptions {
   backoff?: Partial<BackoffOptions>;
   /** Bound of one `listModels` call (default 15 s). */
   listTimeoutMs?: number;
+  /**
+   * Bound of the wait for a chat response's headers, and of the silence between two chunks of its stream (default
+   * 600 s, the openai SDK's own timeout).
+   */
+  timeoutMs?: number;
   log?: Logger;
 }
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const DEFAULT_TIMEOUT_MS = 600_000;
 
 /** The SDK is loaded at the first provider call, not at boot (it is one of the heaviest modules). */
 let sdk: Promise<typeof import("openai")> | undefined;
@@ -80,6 +86,7 @@ export function createOpenAIProvider(
   const read = typeof settings === "function" ? settings : () => settings;
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
   const listTimeoutMs = options.listTimeoutMs ?? 15_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let cached: { key: string; client: Promise<OpenAI> } | undefined;
 
   const connection = () => {
@@ -91,7 +98,7 @@ export function createOpenAIProvider(
     }
     const baseURL = s.baseURL || DEFAULT_BASE_URL;
     const key = `${baseURL}\u0000${s.apiKey ?? ""}`;
-    if (cached?.key !== key) cached = { key, client: openAIClient(baseURL, s.apiKey) };
+    if (cached?.key !== key) cached = { key, client: openAIClient(baseURL, s.apiKey, timeoutMs) };
     return { client: cached.client, baseURL, apiKey: s.apiKey, model: s.model };
   };
 
@@ -107,14 +114,30 @@ export function createOpenAIProvider(
       try {
         // The SDK builds the request and maps an error status (see chat-request); the body is decoded here.
         const response = await sendChat(client, sdk, params, signal);
-        for await (const chunks of decodeChatStream<ChatCompletionChunk>(response, sdk.APIError)) {
-          for (const delta of coalesce(chunks.flatMap(mapChunk))) {
+        const reader = new ChunkReader();
+        for await (const chunks of decodeChatStream(response, { idleTimeoutMs: timeoutMs })) {
+          const deltas: ProviderDelta[] = [];
+          let error: object | undefined;
+          for (const chunk of chunks) {
+            error = reader.read(chunk, deltas);
+            if (error) break;
+          }
+          for (const delta of coalesce(deltas)) {
             yielded = true;
             yield delta;
           }
+          // An error the provider reports inside a 200 stream, after whatever came before it.
+          if (error) throw new sdk.APIError(undefined, error, undefined, response.headers());
         }
         // A stream may end quietly on abort; the caller must still see the abort.
         if (signal.aborted) throw abortReason(signal);
+        const last: ProviderDelta[] = [];
+        const cutOff = reader.end(last);
+        if (cutOff) throw new ProviderError(cutOff);
+        for (const delta of last) {
+          yielded = true;
+          yield delta;
+        }
         return;
       } catch (err) {
         if (signal.aborted) throw abortReason(signal);
@@ -197,44 +220,6 @@ function buildParams(
     Object.assign(params, reasoningRequestFields(choice, dialect));
   }
   return params;
-}
-
-/** One SDK chunk to the deltas the loop consumes; only the first choice matters (n = 1). */
-export function mapChunk(chunk: ChatCompletionChunk): ProviderDelta[] {
-  const out: ProviderDelta[] = [];
-  const choice = chunk.choices?.find((c) => c.index === 0) ?? chunk.choices?.[0];
-  if (choice) {
-    const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & {
-      reasoning_content?: unknown;
-      reasoning?: unknown;
-    };
-    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
-    if (typeof reasoning === "string" && reasoning.length > 0) out.push({ type: "reasoning", text: reasoning });
-    if (typeof delta.content === "string" && delta.content.length > 0)
-      out.push({ type: "content", text: delta.content });
-    for (const tc of delta.tool_calls ?? []) {
-      const d: ProviderDelta & { type: "tool_call" } = { type: "tool_call", index: tc.index ?? 0 };
-      if (tc.id) d.id = tc.id;
-      if (tc.function?.name) d.name = tc.function.name;
-      if (tc.function?.arguments) d.argumentsDelta = tc.function.arguments;
-      out.push(d);
-    }
-    if (choice.finish_reason) out.push({ type: "finish", reason: choice.finish_reason });
-  }
-  if (chunk.usage) {
-    const u = chunk.usage;
-    const cached = u.prompt_tokens_details?.cached_tokens;
-    out.push({
-      type: "usage",
-      usage: {
-        promptTokens: u.prompt_tokens ?? 0,
-        completionTokens: u.completion_tokens ?? 0,
-        totalTokens: u.total_tokens ?? (u.prompt_tokens ?? 0) + (u.completion_tokens ?? 0),
-        ...(typeof cached === "number" ? { cacheReadTokens: cached } : {}),
-      },
-    });
-  }
-  return out;
 }
 
 /**

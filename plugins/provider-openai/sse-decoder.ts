@@ -5,17 +5,18 @@
  * was the largest per-token cost of the daemon. One `TextDecoder` call per network read, synchronous line parsing,
  * and one async-generator step per read (yielding every chunk of that read at once).
  *
- * Semantics follow the SDK's `Stream.fromSSEResponse`: `data: [DONE]` ends the stream (later events are ignored), a
- * chunk carrying `error` (also under `event: error`) throws an `APIError`; `thread.*` events are not chat chunks.
+ * `data: [DONE]` ends the stream (later events are ignored); `thread.*` events are not chat chunks. A chunk carrying
+ * `error` is passed on like any other (its usage counts too; chunk-reader.ts reports the error); the data of an
+ * `event: error` that is not such a chunk becomes one. What is not an event stream of JSON chunks fails clearly.
  */
 
-/** The SDK's `APIError` constructor (taken from the loaded SDK, which stays lazily imported). */
-export type ApiErrorClass = new (
-  status: number | undefined,
-  error: object | undefined,
-  message: string | undefined,
-  headers: Headers | undefined,
-) => Error;
+/** A failure of the stream itself (not JSON, no chunks, silence): not retried, its message is shown as is. */
+export class StreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StreamError";
+  }
+}
 
 interface SseEvent {
   event: string | null;
@@ -28,6 +29,8 @@ export class SseEventParser {
   private data: string[] = [];
   private event: string | null = null;
   private readonly decoder = new TextDecoder();
+  /** The first line that is no SSE field (a server answering HTML or plain JSON instead of a stream). */
+  stray: string | undefined;
 
   /** Feeds one network read (`undefined`: the end of the stream) and appends the events it completes to `out`. */
   push(bytes: Uint8Array | undefined, out: SseEvent[]): void {
@@ -73,6 +76,7 @@ export class SseEventParser {
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     if (field === "data") this.data.push(value);
     else if (field === "event") this.event = value;
+    else if (field !== "id" && field !== "retry") this.stray ??= line;
   }
 }
 
@@ -80,16 +84,36 @@ export class SseEventParser {
 export interface ChatResponse {
   body: AsyncIterable<Uint8Array>;
   headers(): Headers;
+  /** Stops reading the body with `reason` (the pending read rejects with it). */
+  cancel?(reason: Error): void;
+}
+
+export interface DecodeOptions {
+  /**
+   * How long the stream may go without a chunk (comments do not count) before it is abandoned with a
+   * `StreamError`; needs `response.cancel`. Default: no bound.
+   */
+  idleTimeoutMs?: number;
+}
+
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
+
+/** The first characters of what a server sent, for an error message. */
+function preview(text: string): string {
+  const t = text.trim().replace(/\s+/g, " ");
+  return t.length > 80 ? `${t.slice(0, 80)}…` : t;
 }
 
 /**
  * The JSON chunks of a streamed chat completion, one array per network read of the body. Reading stops (and the body
- * is destroyed) when the consumer stops early; an aborted request rejects the pending read.
+ * is destroyed) when the consumer stops early; an aborted request rejects the pending read. Throws a `StreamError`
+ * for data that is not JSON, a body without any chunk, and silence beyond `idleTimeoutMs`.
  */
-export async function* decodeChatStream<T>(response: ChatResponse, ApiError: ApiErrorClass): AsyncGenerator<T[]> {
+export async function* decodeChatStream<T>(response: ChatResponse, options: DecodeOptions = {}): AsyncGenerator<T[]> {
   const parser = new SseEventParser();
   const events: SseEvent[] = [];
   let done = false;
+  let seen = 0;
   const decode = (bytes: Uint8Array | undefined): T[] => {
     parser.push(bytes, events);
     const chunks: T[] = [];
@@ -99,20 +123,54 @@ export async function* decodeChatStream<T>(response: ChatResponse, ApiError: Api
         break;
       }
       if (sse.event?.startsWith("thread.")) continue;
-      const data = JSON.parse(sse.data) as { error?: object };
-      if (data?.error) throw new ApiError(undefined, data.error, undefined, response.headers());
+      let data: unknown;
+      try {
+        data = JSON.parse(sse.data);
+      } catch {
+        if (sse.event === "error") data = { error: { message: preview(sse.data) } };
+        else {
+          events.length = 0;
+          throw new StreamError(`the provider sent a stream chunk that is not JSON: "${preview(sse.data)}"`);
+        }
+      }
+      if (data === null || typeof data !== "object" || Array.isArray(data)) {
+        events.length = 0;
+        throw new StreamError(`the provider sent a stream chunk that is not a JSON object: "${preview(sse.data)}"`);
+      }
+      if (sse.event === "error" && !("error" in data)) data = { error: data };
       chunks.push(data as T);
     }
+    seen += chunks.length;
     events.length = 0;
     return chunks;
   };
-  for await (const bytes of response.body) {
-    // Events after [DONE] are ignored, but the body is read to its end (its connection is kept for the next call).
-    if (done) continue;
-    const chunks = decode(bytes);
+  const idle = options.idleTimeoutMs;
+  const timer =
+    idle !== undefined && response.cancel
+      ? setTimeout(() => {
+          response.cancel?.(
+            new StreamError(`the provider sent no stream data for ${seconds(idle)}; the call was abandoned`),
+          );
+        }, idle)
+      : undefined;
+  try {
+    for await (const bytes of response.body) {
+      // Events after [DONE] are ignored, but the body is read to its end (its connection is kept for the next call).
+      if (done) continue;
+      const chunks = decode(bytes);
+      if (chunks.length > 0) {
+        timer?.refresh();
+        yield chunks;
+      }
+    }
+    if (done) return;
+    const chunks = decode(undefined);
     if (chunks.length > 0) yield chunks;
+    if (seen === 0 && !done) {
+      const what = parser.stray === undefined ? "nothing" : `"${preview(parser.stray)}"`;
+      throw new StreamError(`the provider's answer is not a chat-completions event stream: it sent ${what}`);
+    }
+  } finally {
+    clearTimeout(timer);
   }
-  if (done) return;
-  const chunks = decode(undefined);
-  if (chunks.length > 0) yield chunks;
 }

@@ -11,6 +11,7 @@ import { type StreamEvent, type Subscription, subscribe } from "../../api/events
 import { ago, waitingMark } from "../format.js";
 import type { InputHistory } from "../history.js";
 import { loadMarkdown } from "../markdown.js";
+import { parsePresetCommand } from "../provider-preset.js";
 import { Composer, type Suggestion } from "./Composer.js";
 import { ConfirmPrompt, PlanPrompt, QuestionPrompt, TrustPrompt } from "./Decisions.js";
 import * as ed from "./editor.js";
@@ -40,7 +41,8 @@ const LOCAL_COMMANDS: Suggestion[] = [
 
 const REPRINT = 300;
 const LOCAL_HELP =
-  "This client also has: /sessions (switch session), /new (new session here), /exit. Keys: Enter sends (steers while " +
+  "This client also has: /sessions (switch session), /new (new session here), /provider presets (and /provider " +
+  "preset <id> [part…] [key=K] [model=M]: set the endpoint, verified first), /exit. Keys: Enter sends (steers while " +
   "a turn runs; Ctrl+T queues instead), Alt+Enter or Ctrl+J new line, Tab completes, Esc aborts, Ctrl+O thinking, " +
   "Ctrl-C twice quits.";
 /** Events are applied in batches: one render per batch (Ink draws at most 30 frames a second anyway). */
@@ -252,7 +254,7 @@ export function App(props: AppProps) {
         return;
       }
       const reply = r.data;
-      if (reply.result) store.note(reply.result, "info");
+      if (reply.message) store.note(reply.message, "info");
       if (reply.command === "/help") store.note(LOCAL_HELP, "info");
       const forked = reply.data?.sessionId;
       if (reply.command === "/fork" && typeof forked === "string") switchTo(forked);
@@ -281,6 +283,16 @@ export function App(props: AppProps) {
       if (name === "/new") {
         return void ok(api.POST("/api/v1/sessions", { body: { cwd: store.session?.cwd } }))
           .then((r) => switchTo(r.id))
+          .catch(fail);
+      }
+      const preset = name === "/provider" ? parsePresetCommand(line) : undefined;
+      if (preset && "list" in preset) return store.note(preset.list, "info");
+      if (preset && "error" in preset) return store.note(preset.error, "error");
+      if (preset) {
+        // The daemon verifies the endpoint and key before it saves anything.
+        store.note(`checking ${preset.body.baseURL}…`, "info");
+        return void ok(api.PUT("/api/v1/settings/provider", { body: preset.body }))
+          .then((r) => store.note(r.message, "info"))
           .catch(fail);
       }
       if (name) return void runCommand(line).catch(fail);
