@@ -1,4 +1,11 @@
-import type { Logger, SessionEvent, ToolHookEvent, ToolHookVerdict, ToolResult } from "../../core/index.js";
+import type {
+  Logger,
+  SessionEvent,
+  ToolHookEvent,
+  ToolHookVerdict,
+  ToolResult,
+  WorktreeInfo,
+} from "../../core/index.js";
 import { type HookEvent, type HookOutcome, type HookSpec, matchesTool, runHook, stdoutDecision } from "./hooks.js";
 
 const MAX_PAYLOAD_CONTENT = 100_000;
@@ -68,6 +75,34 @@ export class ToolHookRunner {
     return event === "PreToolUse" ? { block: reasons.join("\n") } : { feedback: reasons.join("\n") };
   }
 
+  /**
+   * Runs the `WorktreeCreate` hooks (global, and the project's once trusted) in a session's new worktree, with
+   * `{hook_event_name, session_id, cwd, worktree}` on stdin. Failures are reported as notices; nothing is blocked.
+   */
+  async runWorktree(sessionId: string, wt: WorktreeInfo): Promise<void> {
+    const hooks = this.deps.hooks(wt.path).filter((h) => h.event === "WorktreeCreate");
+    if (!hooks.length) return;
+    const root = this.deps.projectRoot(wt.path);
+    const payload = { hook_event_name: "WorktreeCreate", session_id: sessionId, cwd: wt.path, worktree: wt };
+    const env = hookEnv(root, sessionId, "WorktreeCreate");
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h, payload, { cwd: wt.path, env })));
+    outcomes.forEach((o, i) => {
+      if (o.code === 0) return;
+      const hook = hooks[i] as HookSpec;
+      const name = hook.command.join(" ");
+      this.deps.log.warn({ sessionId, hook: name, code: o.code, timedOut: o.timedOut }, "worktree hook failed");
+      this.deps.publish(sessionId, { type: "notice", message: `WorktreeCreate hook "${name}" ${this.why(hook, o)}.` });
+    });
+  }
+
+  private why(hook: HookSpec, o: HookOutcome): string {
+    return o.timedOut
+      ? `timed out after ${hook.timeoutMs / 1000} s`
+      : o.error
+        ? `could not run (${o.error})`
+        : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
+  }
+
   /** The block/feedback reason of one outcome, or undefined; failures are reported. */
   private interpret(event: HookEvent, hook: HookSpec, o: HookOutcome, e: ToolHookEvent): string | undefined {
     const name = hook.command.join(" ");
@@ -77,11 +112,7 @@ export class ToolHookRunner {
       return d.block ? d.reason || `${event} hook "${name}" decided to block` : undefined;
     }
     if (e.signal.aborted) return undefined;
-    const why = o.timedOut
-      ? `timed out after ${hook.timeoutMs / 1000} s`
-      : o.error
-        ? `could not run (${o.error})`
-        : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
+    const why = this.why(hook, o);
     this.deps.log.warn(
       { sessionId: e.sessionId, event, hook: name, code: o.code, timedOut: o.timedOut },
       "hook failed",
