@@ -2,8 +2,8 @@ import type { ToolResult } from "./contributions.js";
 import { type Disposable, toDisposable } from "./disposable.js";
 import type { Logger } from "./logger.js";
 import type { SessionSummary } from "./session-types.js";
-
 import type { SessionEvent } from "./wire-events.js";
+import type { WorktreeInfo } from "./worktrees.js";
 
 /** A session event as it goes on the wire (see `core/wire-events.ts`). `sessionId` and `seq` are added by the log. */
 export type { SessionEvent, SessionEventOf, SessionEventType } from "./wire-events.js";
@@ -73,6 +73,16 @@ export interface BusEvents {
    * own copies (MCP servers, SSH hosts) re-read theirs. `sessionId` is absent for a global reload.
    */
   "resources.reload": { type: "resources.reload"; cwd: string; sessionId?: string };
+  /**
+   * A session's worktree was made (creation, fork, `/worktree new`) and the session is stored: the project's
+   * `worktree` hooks run here; the session's creation waits for every promise given to `waitUntil`.
+   */
+  "worktree.created": {
+    type: "worktree.created";
+    sessionId: string;
+    worktree: WorktreeInfo;
+    waitUntil(work: Promise<unknown>): void;
+  };
   /** The host's relay of every wire event appended to a session's log (after it got its sequence number). */
   "session.event": { type: "session.event"; sessionId: string; seq: number; event: SessionEvent };
 }

@@ -57,6 +57,14 @@ const SAFE_CONFIG = [
   "diff.suppressBlankEmpty=false",
 ];
 
+/** agentd's own identity, for commits it makes where git has no other (shadow repositories, unset user config). */
+export const AGENTD_GIT_IDENTITY: Readonly<Record<string, string>> = {
+  GIT_AUTHOR_NAME: "agentd",
+  GIT_AUTHOR_EMAIL: "agentd@localhost",
+  GIT_COMMITTER_NAME: "agentd",
+  GIT_COMMITTER_EMAIL: "agentd@localhost",
+};
+
 const GIT_ENV: NodeJS.ProcessEnv = {
   GIT_OPTIONAL_LOCKS: "0",
   GIT_TERMINAL_PROMPT: "0",

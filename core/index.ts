@@ -30,3 +30,4 @@ export * from "./tokens.js";
 export * from "./tools.js";
 export * from "./turns.js";
 export { SESSION_EVENT_TYPES, SessionEventSchema, SessionEventSchemas } from "./wire-events.js";
+export * from "./worktrees.js";

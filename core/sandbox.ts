@@ -73,8 +73,11 @@ export interface Sandbox {
   env(base?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** Absolute paths (realpaths where they exist) the agent must not see, for the daemon's own file tools too. */
   hiddenPaths(): readonly string[];
-  /** Whether an absolute, resolved path is hidden (it or one of its parents is on the list). */
-  isHidden(abs: string): boolean;
+  /**
+   * Whether an absolute, resolved path is hidden (it or one of its parents is on the list). With `cwd`, a hidden
+   * directory that contains the working directory (a worktree under the daemon home) does not hide what is inside it.
+   */
+  isHidden(abs: string, cwd?: string): boolean;
 }
 
 export const SandboxToken = createToken<Sandbox>("sandbox");

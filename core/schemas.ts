@@ -85,6 +85,16 @@ export const SessionWaitingSchema = T.Union([T.Literal("confirmation"), T.Litera
     "frame of the session's stream",
 });
 
+export const WorktreeInfoSchema = T.Object(
+  {
+    path: T.String({ description: "The worktree directory (the session's working directory)" }),
+    branch: T.String({ description: "The branch checked out in it" }),
+    base: T.String({ description: "What it was branched from and merges into: a branch, or a commit" }),
+    repository: T.String({ description: "The repository's main checkout" }),
+  },
+  { title: "WorktreeInfo", description: "The session's own git worktree" },
+);
+
 export const SessionSummarySchema = T.Object(
   {
     id: T.String(),
@@ -101,6 +111,7 @@ export const SessionSummarySchema = T.Object(
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
     waiting: T.Optional(SessionWaitingSchema),
+    worktree: T.Optional(WorktreeInfoSchema),
   },
   { title: "SessionSummary" },
 );
@@ -159,6 +170,7 @@ export const SessionSchema = T.Object(
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
     waiting: T.Optional(SessionWaitingSchema),
+    worktree: T.Optional(WorktreeInfoSchema),
     lastSeq: T.Optional(
       T.Integer({
         minimum: 0,

@@ -1,3 +1,5 @@
+import type { WorktreeInfo } from "./worktrees.js";
+
 export type SessionMode = "build" | "plan";
 export type SessionStatus = "idle" | "running" | "error";
 
@@ -121,6 +123,8 @@ export interface SessionSummary {
   projectTrust?: ProjectTrustPrompt;
   /** Present while the session waits for the user's decision (see {@link SessionWaiting}). */
   waiting?: SessionWaiting;
+  /** Present when the session works in a git worktree of its own. */
+  worktree?: WorktreeInfo;
 }
 
 /**

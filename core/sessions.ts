@@ -19,6 +19,7 @@ import {
 import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
+import type { SessionWorktrees, WorktreeInfo, WorktreeRequest } from "./worktrees.js";
 
 export interface SessionDefaults {
   /** Model for new sessions when the request names none. */
@@ -38,6 +39,8 @@ export interface CreateSessionInput {
   model?: string;
   cwd?: string;
   title?: string;
+  /** A git worktree of `cwd`'s repository for the session (true: defaults). */
+  worktree?: boolean | WorktreeRequest;
 }
 
 /** GET /sessions/{id}. */
@@ -103,6 +106,18 @@ export class SessionService {
   /** Every session's working directory by id, once read (see `directories`). */
   private cwds: Promise<Map<string, string>> | undefined;
 
+  private worktrees: SessionWorktrees | undefined;
+
+  /** Lets the worktree plugin give sessions their own git worktree (create with `worktree`, fork). */
+  setWorktrees(w: SessionWorktrees): void {
+    this.worktrees = w;
+  }
+
+  /** The session's worktree, if it has one. */
+  worktreeOf(id: string): WorktreeInfo | undefined {
+    return this.worktrees?.info(id);
+  }
+
   private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
   private trustProbe: (cwd: string) => ProjectTrustPrompt | undefined = () => undefined;
 
@@ -154,10 +169,14 @@ export class SessionService {
     const personaName = input.persona ?? this.defaults.persona();
     const id = newSessionId();
     const isSandbox = input.cwd === "sandbox";
-    const cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
+    let cwd = isSandbox ? join(this.defaults.sandboxRoot, id) : resolveDirectory(input.cwd ?? this.defaults.cwd);
     if (!this.personaVisible(personaName, cwd)) {
       throw ApiError.notFound(`Unknown persona "${personaName}" (known: ${this.personaNames().join(", ") || "none"})`);
     }
+    const wanted = input.worktree === true ? {} : input.worktree || undefined;
+    if (wanted && isSandbox) throw ApiError.badRequest("A sandbox session cannot have a worktree");
+    if (wanted && !this.worktrees) throw ApiError.badRequest("Worktrees are not available in this daemon");
+    if (wanted && this.worktrees) cwd = (await this.worktrees.create(id, cwd, wanted)).path;
     if (isSandbox) mkdirSync(cwd, { recursive: true });
     const now = new Date().toISOString();
     const rec: SessionRecord = {
@@ -176,11 +195,22 @@ export class SessionService {
       updatedAt: now,
       meta: this.defaults.meta?.() ?? {},
     };
-    await this.store.createSession(rec);
-    this.indexDirectory(id, rec.cwd);
+    await this.storeWithWorktree(rec, wanted !== undefined);
     await this.events.load(id);
+    if (wanted) await this.worktrees?.ready(id);
     this.announce("session_created", rec);
     return rec;
+  }
+
+  /** Stores a new session; a worktree made for it is removed again when that fails. */
+  private async storeWithWorktree(rec: SessionRecord, hasWorktree: boolean): Promise<void> {
+    try {
+      await this.store.createSession(rec);
+    } catch (err) {
+      if (hasWorktree) await this.worktrees?.remove(rec.id);
+      throw err;
+    }
+    this.indexDirectory(rec.id, rec.cwd);
   }
 
   /**
@@ -237,6 +267,8 @@ export class SessionService {
     if (trust) s.projectTrust = trust;
     const waiting = this.turns.waiting?.(rec);
     if (waiting) s.waiting = waiting;
+    const worktree = this.worktrees?.info(rec.id);
+    if (worktree) s.worktree = worktree;
     return s;
   }
 
@@ -270,6 +302,8 @@ export class SessionService {
     if (trust) v.projectTrust = trust;
     const waiting = this.turns.waiting?.(rec);
     if (waiting) v.waiting = waiting;
+    const worktree = this.worktrees?.info(rec.id);
+    if (worktree) v.worktree = worktree;
     return v;
   }
 
@@ -339,9 +373,13 @@ export class SessionService {
       throw ApiError.conflict("A turn is running in this session; abort it before forking");
     }
     const now = new Date().toISOString();
+    const newId = newSessionId();
+    // A worktree session's fork gets a worktree of its own, branched from the source worktree's current state.
+    const worktree = await this.worktrees?.fork(id, newId);
     const rec: SessionRecord = {
       ...src,
-      id: newSessionId(),
+      id: newId,
+      cwd: worktree?.path ?? src.cwd,
       title: src.title ? `${src.title} (fork)` : null,
       pinned: false,
       shareToken: null,
@@ -352,12 +390,12 @@ export class SessionService {
       updatedAt: now,
       meta: { ...src.meta, forkedFrom: src.id },
     };
-    await this.store.createSession(rec);
+    await this.storeWithWorktree(rec, worktree !== undefined);
     const copy = (await this.store.contextMessages(id)).map(({ seq: _seq, createdAt: _c, ...rest }) => rest);
     if (this.store.appendMessages) await this.store.appendMessages(rec.id, copy);
     else for (const m of copy) await this.store.appendMessage(rec.id, m);
-    this.indexDirectory(rec.id, rec.cwd);
     const saved = await this.require(rec.id);
+    if (worktree) await this.worktrees?.ready(rec.id);
     this.announce("session_created", saved);
     return saved;
   }
@@ -416,6 +454,8 @@ export class SessionService {
     this.events.forget(id);
     await this.store.deleteSession(id);
     this.indexDirectory(id, undefined);
+    // After the row: a crash in between leaves a worktree the next start-up removes, never a session without one.
+    await this.worktrees?.remove(id);
     this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
     this.bus.emit({ type: "session.deleted", sessionId: id, session: summary });
   }
@@ -424,6 +464,7 @@ export class SessionService {
   async update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
     const rec = await this.store.updateSession(id, patch);
     if (!rec) throw ApiError.notFound(`Session not found: ${id}`);
+    if (patch.cwd !== undefined) this.indexDirectory(id, rec.cwd);
     this.announce("session_update", rec);
     return rec;
   }

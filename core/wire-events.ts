@@ -209,6 +209,26 @@ export const SessionEventSchemas = [
     },
     "The last turn was undone",
   ),
+  ...(["rewind", "redo"] as const).map((type) =>
+    event(
+      type,
+      {
+        fromSeq: T.Integer({ description: "The user message rewound to" }),
+        restore: T.Union([T.Literal("both"), T.Literal("code"), T.Literal("conversation")]),
+        filesRestored: T.Boolean(),
+        restored: T.Array(T.String(), { description: "Files written back" }),
+        removed: T.Array(T.String(), { description: "Files removed" }),
+        messages: T.Array(T.Unknown(), {
+          description: "The session's recent history after it (as in GET /sessions/{id})",
+        }),
+        oldestSeq: T.Union([T.Integer(), T.Null()]),
+        hasMoreHistory: T.Boolean(),
+      },
+      type === "rewind"
+        ? "The session was rewound to a user message (POST /sessions/{id}/rewind): redraw from messages"
+        : "The last rewind was undone (/redo): redraw from messages",
+    ),
+  ),
   event("resources_reloaded", { cwd: T.String() }, "/reload re-read the project's resources"),
   event(
     "project_trust_required",

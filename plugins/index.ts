@@ -20,6 +20,7 @@ import toolsMemory from "./tools-memory/index.js";
 import toolsShell from "./tools-shell/index.js";
 import toolsWeb from "./tools-web/index.js";
 import webUi from "./web-ui/index.js";
+import worktrees from "./worktrees/index.js";
 
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
 export const builtinPlugins: Plugin[] = [
@@ -27,6 +28,7 @@ export const builtinPlugins: Plugin[] = [
   project,
   personas,
   sessions,
+  worktrees,
   providerOpenai,
   agent,
   toolsFs,

@@ -272,9 +272,22 @@ export interface paths {
     /** Reasoning choices for the session's model, with its current choice */
     get: operations["getSessionReasoningOptions"];
   };
+  "/api/v1/sessions/{id}/redo": {
+    /** Undo the last rewind (/redo): its files and messages come back; action none when there is none */
+    post: operations["redoSession"];
+  };
   "/api/v1/sessions/{id}/rename": {
     /** Rename a session (trimmed, at most 200 characters; empty clears the title) */
     post: operations["renameSession"];
+  };
+  "/api/v1/sessions/{id}/rewind": {
+    /** Which files a rewind to a user message would change */
+    get: operations["previewRewind"];
+    /**
+     * Rewind to a user message: its turn's files, the conversation from it on, or both
+     * @description 404 for an unknown messageSeq, 400 when it is not a user message or did not start a turn, 409 while a turn runs and when the files cannot be restored (code "checkpoint_pruned" or "checkpoint_missing"). A checkpoint of the files and the dropped messages are kept: POST /sessions/{id}/redo (or /redo) undoes the rewind once. Emits a rewind event (with the recent history) and a session_update.
+     */
+    post: operations["rewindSession"];
   };
   "/api/v1/sessions/{id}/share": {
     /** Create (or return) the read-only share link of a session */
@@ -285,6 +298,24 @@ export interface paths {
   "/api/v1/sessions/{id}/steer": {
     /** Inject a message before the next model call (starts a turn when idle) */
     post: operations["steer"];
+  };
+  "/api/v1/sessions/{id}/worktree": {
+    /** The session's worktree and its diff against the base (409 when it has none) */
+    get: operations["getSessionWorktree"];
+    /**
+     * Move an idle session into a new worktree (/worktree new)
+     * @description 400 outside git and for a branch git refuses or one that exists; 409 while a turn runs or when the session already has a worktree. Nothing is created when it fails.
+     */
+    post: operations["newSessionWorktree"];
+    /** Remove the worktree and its branch; the session goes back to the main checkout (/worktree discard) */
+    delete: operations["discardSessionWorktree"];
+  };
+  "/api/v1/sessions/{id}/worktree/merge": {
+    /**
+     * Commit the worktree's work and merge its branch into the base branch (/worktree merge)
+     * @description Fast-forward when possible, else a merge commit. 409 with {code: "merge_conflict", paths} on a conflict, {code: "checkout_dirty", paths} when the base's checkout has uncommitted changes to the merged paths, and while a turn runs; the repository is left as it was then.
+     */
+    post: operations["mergeSessionWorktree"];
   };
   "/api/v1/sessions/events": {
     /** Server-sent events for all sessions: session_created, session_update, session_deleted */
@@ -648,6 +679,13 @@ export interface components {
       /** @description Absolute existing directory, or "sandbox" for a scratch one */
       cwd?: string;
       title?: string;
+      /** @description Work in a new git worktree of cwd's repository, on a new branch (400 outside git, for a branch git refuses or one that exists; nothing is created then) */
+      worktree?: boolean | {
+        /** @description Default agentd/<session id>; 400 if it exists */
+        branch?: string;
+        /** @description Branch or commit to start from (default HEAD) */
+        base?: string;
+      };
     };
     /** CreateSessionResponse */
     CreateSessionResponse: {
@@ -1268,6 +1306,31 @@ export interface components {
       current?: string;
     };
     /**
+     * RedoEvent
+     * @description The last rewind was undone (/redo): redraw from messages
+     */
+    RedoEvent: {
+      /** @constant */
+      type: "redo";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      /** @description The user message rewound to */
+      fromSeq: number;
+      restore: "both" | "code" | "conversation";
+      filesRestored: boolean;
+      /** @description Files written back */
+      restored: string[];
+      /** @description Files removed */
+      removed: string[];
+      /** @description The session's recent history after it (as in GET /sessions/{id}) */
+      messages: unknown[];
+      oldestSeq: number | null;
+      hasMoreHistory: boolean;
+      [key: string]: unknown;
+    };
+    /**
      * RememberDecision
      * @description Saves the answer as a rule (allow, or deny when `allow` is false) before it is applied
      */
@@ -1331,6 +1394,64 @@ export interface components {
     RevokeShareResult: {
       ok: boolean;
     };
+    /**
+     * RewindEvent
+     * @description The session was rewound to a user message (POST /sessions/{id}/rewind): redraw from messages
+     */
+    RewindEvent: {
+      /** @constant */
+      type: "rewind";
+      /** @description The session (added by the event log) */
+      sessionId?: string;
+      /** @description The frame's own sequence number (also the SSE id) */
+      seq?: number;
+      /** @description The user message rewound to */
+      fromSeq: number;
+      restore: "both" | "code" | "conversation";
+      filesRestored: boolean;
+      /** @description Files written back */
+      restored: string[];
+      /** @description Files removed */
+      removed: string[];
+      /** @description The session's recent history after it (as in GET /sessions/{id}) */
+      messages: unknown[];
+      oldestSeq: number | null;
+      hasMoreHistory: boolean;
+      [key: string]: unknown;
+    };
+    /** RewindPreview */
+    RewindPreview: {
+      messageSeq: number;
+      /** @description false: the files cannot be restored (reason says why) */
+      available: boolean;
+      reason?: string;
+      /** @description Would be removed */
+      created: string[];
+      /** @description Would be written back */
+      modified: string[];
+      /** @description Would be recreated */
+      deleted: string[];
+    };
+    /** RewindRequest */
+    RewindRequest: {
+      /** @description A user message's seq */
+      messageSeq: number;
+      /** @description code: the files as before that turn; conversation: drop the message and all after it; both (default) */
+      restore?: "both" | "code" | "conversation";
+    };
+    /** RewindResult */
+    RewindResult: {
+      action: "rewind" | "redo" | "none";
+      fromSeq?: number;
+      /** @description code: the files as before that turn; conversation: drop the message and all after it; both (default) */
+      restore?: "both" | "code" | "conversation";
+      filesRestored: boolean;
+      /** @description Files written back (modified or deleted since) */
+      restored: string[];
+      /** @description Files removed (created since) */
+      removed: string[];
+      messageCount: number;
+    };
     /** SandboxStatus */
     SandboxStatus: {
       /** @description The agent's commands run confined */
@@ -1371,6 +1492,7 @@ export interface components {
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
+      worktree?: components["schemas"]["WorktreeInfo"];
       /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
       lastSeq?: number;
       [key: string]: unknown;
@@ -1436,7 +1558,7 @@ export interface components {
      * SessionEvent
      * @description A frame of the event streams (`id: <seq>` + one-line JSON `data:`), discriminated by `type`
      */
-    SessionEvent: components["schemas"]["StatusEvent"] | components["schemas"]["UserMessageEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["ThinkingEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["AssistantMessageEvent"] | components["schemas"]["ToolStartEvent"] | components["schemas"]["ToolEndEvent"] | components["schemas"]["ToolOutputEvent"] | components["schemas"]["BashConfirmEvent"] | components["schemas"]["BashConfirmResolvedEvent"] | components["schemas"]["DecisionStateEvent"] | components["schemas"]["TodosUpdatedEvent"] | components["schemas"]["TodoGateEvent"] | components["schemas"]["SteeringInjectedEvent"] | components["schemas"]["FollowupInjectedEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["CompactionFailedEvent"] | components["schemas"]["TurnEndEvent"] | components["schemas"]["TurnMetaEvent"] | components["schemas"]["EndEvent"] | components["schemas"]["SessionEndEvent"] | components["schemas"]["FsChangeEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["ErrorEvent"] | components["schemas"]["ContextCleanedEvent"] | components["schemas"]["UndoEvent"] | components["schemas"]["ResourcesReloadedEvent"] | components["schemas"]["ProjectTrustRequiredEvent"] | components["schemas"]["SubagentProgressEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["EditorFsRequestEvent"] | components["schemas"]["SessionCreatedEvent"] | components["schemas"]["SessionUpdateEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["ConnectedEvent"] | components["schemas"]["ResyncEvent"];
+    SessionEvent: components["schemas"]["StatusEvent"] | components["schemas"]["UserMessageEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["ThinkingEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["AssistantMessageEvent"] | components["schemas"]["ToolStartEvent"] | components["schemas"]["ToolEndEvent"] | components["schemas"]["ToolOutputEvent"] | components["schemas"]["BashConfirmEvent"] | components["schemas"]["BashConfirmResolvedEvent"] | components["schemas"]["DecisionStateEvent"] | components["schemas"]["TodosUpdatedEvent"] | components["schemas"]["TodoGateEvent"] | components["schemas"]["SteeringInjectedEvent"] | components["schemas"]["FollowupInjectedEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["CompactionFailedEvent"] | components["schemas"]["TurnEndEvent"] | components["schemas"]["TurnMetaEvent"] | components["schemas"]["EndEvent"] | components["schemas"]["SessionEndEvent"] | components["schemas"]["FsChangeEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["ErrorEvent"] | components["schemas"]["ContextCleanedEvent"] | components["schemas"]["UndoEvent"] | components["schemas"]["RewindEvent"] | components["schemas"]["RedoEvent"] | components["schemas"]["ResourcesReloadedEvent"] | components["schemas"]["ProjectTrustRequiredEvent"] | components["schemas"]["SubagentProgressEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["EditorFsRequestEvent"] | components["schemas"]["SessionCreatedEvent"] | components["schemas"]["SessionUpdateEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["ConnectedEvent"] | components["schemas"]["ResyncEvent"];
     /**
      * SessionExport
      * @description A whole conversation: every stored message with its tool calls and results, in order. Secrets the daemon holds (keys, share tokens) are never added; what tools printed is included as stored.
@@ -1498,6 +1620,7 @@ export interface components {
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
+      worktree?: components["schemas"]["WorktreeInfo"];
     };
     /**
      * SessionUpdateEvent
@@ -1943,6 +2066,61 @@ export interface components {
       reason?: string;
       root?: string;
       hasCommits?: boolean;
+    };
+    /** WorktreeCreated */
+    WorktreeCreated: {
+      worktree: components["schemas"]["WorktreeInfo"];
+    };
+    /** WorktreeDiff */
+    WorktreeDiff: {
+      worktree: components["schemas"]["WorktreeInfo"];
+      files: {
+          path: string;
+          /** @description A (added), M (modified) or D (deleted) */
+          status: string;
+        }[];
+      /** @description Unified diff against the base (cut at 512 KiB) */
+      patch: string;
+      truncated: boolean;
+    };
+    /** WorktreeDiscarded */
+    WorktreeDiscarded: {
+      /** @constant */
+      ok: true;
+      cwd: string;
+    };
+    /**
+     * WorktreeInfo
+     * @description The session's own git worktree
+     */
+    WorktreeInfo: {
+      /** @description The worktree directory (the session's working directory) */
+      path: string;
+      /** @description The branch checked out in it */
+      branch: string;
+      /** @description What it was branched from and merges into: a branch, or a commit */
+      base: string;
+      /** @description The repository's main checkout */
+      repository: string;
+    };
+    /** WorktreeMergeResult */
+    WorktreeMergeResult: {
+      /** @description false: the base branch already had everything */
+      merged: boolean;
+      fastForward: boolean;
+      /** @description The base branch's commit after the merge */
+      commit: string;
+      /** @description The worktree's uncommitted work was committed first */
+      committed: boolean;
+      /** @description Paths the merge changed on the base branch */
+      files: string[];
+    };
+    /** WorktreeRequest */
+    WorktreeRequest: {
+      /** @description Default agentd/<session id> */
+      branch?: string;
+      /** @description Branch or commit (default HEAD) */
+      base?: string;
     };
   };
   responses: never;
@@ -4761,6 +4939,53 @@ export interface operations {
       };
     };
   };
+  /** Undo the last rewind (/redo): its files and messages come back; action none when there is none */
+  redoSession: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["RewindResult"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** Rename a session (trimmed, at most 200 characters; empty clears the title) */
   renameSession: {
     parameters: {
@@ -4803,6 +5028,123 @@ export interface operations {
       };
       /** @description Unknown session or target */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Which files a rewind to a user message would change */
+  previewRewind: {
+    parameters: {
+      query: {
+        messageSeq: number;
+      };
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["RewindPreview"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Rewind to a user message: its turn's files, the conversation from it on, or both
+   * @description 404 for an unknown messageSeq, 400 when it is not a user message or did not start a turn, 409 while a turn runs and when the files cannot be restored (code "checkpoint_pruned" or "checkpoint_missing"). A checkpoint of the files and the dropped messages are kept: POST /sessions/{id}/redo (or /redo) undoes the rewind once. Emits a rewind event (with the recent history) and a session_update.
+   */
+  rewindSession: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["RewindRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["RewindResult"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4949,6 +5291,217 @@ export interface operations {
       };
       /** @description Request body too large */
       413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** The session's worktree and its diff against the base (409 when it has none) */
+  getSessionWorktree: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WorktreeDiff"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Move an idle session into a new worktree (/worktree new)
+   * @description 400 outside git and for a branch git refuses or one that exists; 409 while a turn runs or when the session already has a worktree. Nothing is created when it fails.
+   */
+  newSessionWorktree: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["WorktreeRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WorktreeCreated"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Remove the worktree and its branch; the session goes back to the main checkout (/worktree discard) */
+  discardSessionWorktree: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WorktreeDiscarded"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Commit the worktree's work and merge its branch into the base branch (/worktree merge)
+   * @description Fast-forward when possible, else a merge commit. 409 with {code: "merge_conflict", paths} on a conflict, {code: "checkout_dirty", paths} when the base's checkout has uncommitted changes to the merged paths, and while a turn runs; the repository is left as it was then.
+   */
+  mergeSessionWorktree: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WorktreeMergeResult"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflict with the current session state */
+      409: {
         content: {
           "application/json": components["schemas"]["Error"];
         };

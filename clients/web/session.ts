@@ -257,6 +257,8 @@ export class SessionState {
         });
         return;
       case "resync":
+      case "rewind":
+      case "redo":
         void this.reload();
         return;
       case "user_message": {

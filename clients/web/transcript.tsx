@@ -3,6 +3,7 @@ import type { Signal } from "@preact/signals";
 import { Component } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Markdown } from "./markdown.js";
+import { RewindControl } from "./rewind.js";
 import type { Item, SessionState, ToolState } from "./session.js";
 import { showReasoning } from "./settings.js";
 
@@ -77,11 +78,11 @@ function Thinking({ text, live }: { text: string; live?: boolean }) {
 }
 
 /** A finished message never changes its text, so it renders once; its tool cards update through their own signals. */
-class MessageView extends Component<{ item: Item }> {
+class MessageView extends Component<{ item: Item; sessionId: string }> {
   shouldComponentUpdate(next: { item: Item }): boolean {
     return next.item !== this.props.item;
   }
-  render({ item }: { item: Item }) {
+  render({ item, sessionId }: { item: Item; sessionId: string }) {
     if (item.role === "notice" && item.footer) return <div class="turn-footer">{item.footer}</div>;
     const cls = `msg ${item.role}`;
     return (
@@ -102,6 +103,7 @@ class MessageView extends Component<{ item: Item }> {
           <ToolCard key={t.peek().id} tool={t} />
         ))}
         {item.footer && <div class="turn-footer">{item.footer}</div>}
+        {item.role === "user" && typeof item.seq === "number" && <RewindControl sessionId={sessionId} seq={item.seq} />}
       </article>
     );
   }
@@ -197,7 +199,7 @@ export function Transcript({ s }: { s: SessionState }) {
           </button>
         )}
         {items.slice(hidden).map((item) => (
-          <MessageView key={item.key} item={item} />
+          <MessageView key={item.key} item={item} sessionId={s.id} />
         ))}
         <LiveBlock s={s} />
         {s.retryNote.value && (

@@ -103,7 +103,7 @@ export async function runTools(
         : interactions.confirm(req, signal),
     ask: (questions: Question[]) => interactions.ask(questions, signal),
     editor: editors.forTool(rec.id, signal),
-    isHidden: (abs) => deps.isHidden?.(abs) === true,
+    isHidden: (abs) => deps.isHidden?.(abs, rec.cwd) === true,
   });
   const dispatched = dispatchToolCalls(calls, {
     lookup: (name) => byName.get(name),

@@ -59,7 +59,7 @@ export interface AgentDeps {
   /** Resolves once every event published so far is stored (SessionService.commit). */
   durable(): Promise<void>;
   /** Paths the agent must not see (the sandbox's hidden list), for the tools' `ToolContext.isHidden`. */
-  isHidden?(abs: string): boolean;
+  isHidden?(abs: string, cwd: string): boolean;
   /**
    * Crash recovery. `turnStarting` is called synchronously before a turn's first event is published (the recovery
    * marker names the turn before anything of it can be stored) and returns the turn's entry; `turnEnded` once its

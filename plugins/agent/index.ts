@@ -109,7 +109,8 @@ export default definePlugin({
       announce: (rec) => sessions().announce("session_update", rec),
       find: (id) => sessions().find(id),
       durable: () => sessions().commit(),
-      isHidden: (abs) => ctx.services.tryGet(SandboxToken)?.isHidden(abs) ?? isInside(ctx.home, abs),
+      isHidden: (abs, cwd) =>
+        ctx.services.tryGet(SandboxToken)?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
       recovery,
     });
     ctx.services.provide(TurnControllerToken, manager);

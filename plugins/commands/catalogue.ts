@@ -15,7 +15,8 @@ const HINTS: Record<string, string> = {
   reasoning: "[level|reset]",
   theme: "[id]",
   mcp: "[list|reconnect <name>]",
-  worktree: "[list]",
+  worktree: "[list|new [branch]|merge|discard]",
+  rewind: "[message seq] [both|code|conversation]",
 };
 
 export type CommandScope = "session" | "global" | "both";

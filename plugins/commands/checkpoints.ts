@@ -26,7 +26,7 @@ export const DEFAULT_CHECKPOINT_OPTIONS: CheckpointOptions = {
 };
 
 /** One turn: the seq of its first user message and, once a file-changing tool ran, the snapshot taken before. */
-interface Entry {
+export interface Entry {
   seq: number;
   at: string;
   commit?: string;
@@ -34,8 +34,26 @@ interface Entry {
   skipped?: string;
 }
 
+/** What `/redo` puts back after a rewind: the files as they were before it, and the messages and turns it dropped. */
+export interface RedoState {
+  restore: "both" | "code" | "conversation";
+  fromSeq: number;
+  /** The snapshot taken just before the rewind (code and both). */
+  commit?: string;
+  /** The dropped messages, in order (conversation and both). */
+  messages?: unknown[];
+  entries?: Entry[];
+}
+
+export interface FileChanges {
+  created: string[];
+  modified: string[];
+  deleted: string[];
+}
+
 interface SessionState {
   entries: Entry[];
+  redo?: RedoState;
   /** Files known to the shadow index (an upper bound, recounted when it crosses the limit). */
   files: number;
   /** Set when the working directory is too large: later turns do not try again. */
@@ -97,6 +115,7 @@ export class Checkpoints {
     if (!SAFE_ID.test(sessionId)) return;
     const state = this.state(sessionId);
     state.entries.push({ seq, at: new Date().toISOString() });
+    state.redo = undefined; // a new turn: what a rewind dropped is gone for good
     const dropped = state.entries.splice(0, Math.max(0, state.entries.length - this.opts.keep));
     // Written off the chat path: a snapshot (the first file-changing tool) awaits the write of its own state.
     void this.save(sessionId, state);
@@ -147,11 +166,12 @@ export class Checkpoints {
       const entry = state.entries.at(-1);
       if (!entry) return undefined;
       const out: UndoOutcome = { seq: entry.seq, filesRestored: false, created: [], modified: [], deleted: [] };
-      if (entry.commit) await this.restore(sessionId, cwd, state, entry.commit, force, out);
+      if (entry.commit) await this.restore(sessionId, cwd, entry.commit, force, out);
       else if (entry.skipped) {
         out.note = `files were not restored: no checkpoint was taken for this turn (${entry.skipped})`;
       }
       state.entries.pop();
+      state.redo = undefined;
       await this.save(sessionId, state);
       return out;
     });
@@ -160,7 +180,6 @@ export class Checkpoints {
   private async restore(
     sessionId: string,
     cwd: string,
-    state: SessionState,
     commit: string,
     force: boolean,
     out: UndoOutcome,
@@ -168,12 +187,7 @@ export class Checkpoints {
     const deadline = Date.now() + this.opts.timeoutMs;
     const g = this.gitIn(sessionId, cwd, deadline);
     try {
-      await this.stage(g, sessionId, cwd, state, false, deadline);
-      const changes = nulList(await g(["diff-index", "--cached", "-z", "--name-status", "--no-renames", commit]));
-      for (let i = 0; i + 1 < changes.length; i += 2) {
-        const [status, path] = [changes[i] as string, changes[i + 1] as string];
-        (status === "A" ? out.created : status === "D" ? out.deleted : out.modified).push(path);
-      }
+      Object.assign(out, await this.diffTo(sessionId, cwd, commit, deadline));
       if (out.created.length && !force) {
         throw ApiError.conflict(
           `Undo would delete ${out.created.length} file(s) created since this turn started (${preview(out.created)}). ` +
@@ -190,6 +204,115 @@ export class Checkpoints {
       }
       throw err;
     }
+  }
+
+  /**
+   * The snapshot holding the files as they were before the turn user message `seq` started: that turn's, or the
+   * next one's when the turns in between changed no file. undefined: no tool changed a file since (nothing to
+   * restore). 409 when the checkpoint is gone (pruned, or never taken); `startsTurn` false: `seq` opened no turn.
+   */
+  checkpointFor(sessionId: string, seq: number): { commit?: string; startsTurn: boolean } {
+    const entries = SAFE_ID.test(sessionId) ? this.state(sessionId).entries : [];
+    const at = entries.findIndex((e) => e.seq === seq);
+    if (at < 0) {
+      const first = entries[0];
+      if (!first || seq < first.seq) {
+        throw ApiError.conflict(
+          `The file checkpoint of that turn is no longer kept (only the last ${this.opts.keep} turns have one)` +
+            "; rewind the conversation only, or pick a later message",
+          { code: "checkpoint_pruned" },
+        );
+      }
+      return { startsTurn: false };
+    }
+    for (const e of entries.slice(at)) {
+      if (e.commit) return { commit: e.commit, startsTurn: true };
+      if (e.skipped) {
+        throw ApiError.conflict(`The files cannot be restored: no checkpoint was taken for a turn (${e.skipped})`, {
+          code: "checkpoint_missing",
+        });
+      }
+    }
+    return { startsTurn: true };
+  }
+
+  /** The files that restoring `commit` would change (created: files removed by it). */
+  changesTo(sessionId: string, cwd: string, commit: string): Promise<FileChanges> {
+    return this.locked(sessionId, () => this.diffTo(sessionId, cwd, commit, Date.now() + this.opts.timeoutMs));
+  }
+
+  /** Snapshots the working directory now (for /redo); 409 when it cannot. */
+  capture(sessionId: string, cwd: string, label: string): Promise<string> {
+    return this.locked(sessionId, async () => {
+      const deadline = Date.now() + this.opts.timeoutMs;
+      const g = this.gitIn(sessionId, cwd, deadline);
+      try {
+        await this.ensureRepo(sessionId);
+        await this.stage(g, sessionId, cwd, this.state(sessionId), false, deadline);
+        const tree = (await g(["write-tree"])).trim();
+        const commit = (await g(["commit-tree", "--no-gpg-sign", "-m", label, tree])).trim();
+        await g(["update-ref", "refs/checkpoints/redo", commit]);
+        return commit;
+      } catch (err) {
+        throw ApiError.conflict(`Could not take a checkpoint of the files first: ${errorMessage(err)}`, {
+          code: "checkpoint_failed",
+        });
+      }
+    });
+  }
+
+  /** Makes the working directory match `commit` (files created since are removed); 409 when git fails. */
+  restoreFiles(sessionId: string, cwd: string, commit: string): Promise<FileChanges> {
+    return this.locked(sessionId, async () => {
+      const deadline = Date.now() + this.opts.timeoutMs;
+      try {
+        const changes = await this.diffTo(sessionId, cwd, commit, deadline);
+        await this.gitIn(sessionId, cwd, deadline)(["read-tree", "--reset", "-u", commit]);
+        return changes;
+      } catch (err) {
+        if (err instanceof GitError) {
+          throw ApiError.conflict(`Could not restore the files: ${err.message}`, { code: "restore_failed" });
+        }
+        throw err;
+      }
+    });
+  }
+
+  /** Drops the turns from `seq` on (their messages are being dropped); returns them. */
+  dropFrom(sessionId: string, seq: number): Entry[] {
+    const state = this.state(sessionId);
+    const at = state.entries.findIndex((e) => e.seq >= seq);
+    return at < 0 ? [] : state.entries.splice(at);
+  }
+
+  /** Appends turns back (a redo), and persists. */
+  restoreEntries(sessionId: string, entries: Entry[]): Promise<void> {
+    const state = this.state(sessionId);
+    state.entries.push(...entries);
+    return this.save(sessionId, state);
+  }
+
+  /** What /redo would put back (set by a rewind, cleared by the next turn, /undo and /redo). */
+  redo(sessionId: string): RedoState | undefined {
+    return SAFE_ID.test(sessionId) ? this.state(sessionId).redo : undefined;
+  }
+
+  setRedo(sessionId: string, redo: RedoState | undefined): Promise<void> {
+    const state = this.state(sessionId);
+    state.redo = redo;
+    return this.save(sessionId, state);
+  }
+
+  private async diffTo(sessionId: string, cwd: string, commit: string, deadline: number): Promise<FileChanges> {
+    const g = this.gitIn(sessionId, cwd, deadline);
+    await this.stage(g, sessionId, cwd, this.state(sessionId), false, deadline);
+    const out: FileChanges = { created: [], modified: [], deleted: [] };
+    const changes = nulList(await g(["diff-index", "--cached", "-z", "--name-status", "--no-renames", commit]));
+    for (let i = 0; i + 1 < changes.length; i += 2) {
+      const [status, path] = [changes[i] as string, changes[i + 1] as string];
+      (status === "A" ? out.created : status === "D" ? out.deleted : out.modified).push(path);
+    }
+    return out;
   }
 
   /** Drops a session's checkpoints (the session was deleted); again after a snapshot still running, if any. */
@@ -313,6 +436,7 @@ export class Checkpoints {
           if (Array.isArray(raw.entries)) s.entries = raw.entries.filter((e) => typeof e?.seq === "number");
           if (typeof raw.files === "number") s.files = raw.files;
           if (typeof raw.disabled === "string") s.disabled = raw.disabled;
+          if (raw.redo && typeof raw.redo.fromSeq === "number") s.redo = raw.redo;
         } catch {
           // an unreadable file: start empty
         }

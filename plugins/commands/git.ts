@@ -1,14 +1,9 @@
-import { type GitResult, gitComplaint, git as runGit } from "../../core/index.js";
+import { AGENTD_GIT_IDENTITY, type GitResult, gitComplaint, git as runGit } from "../../core/index.js";
 
 const MAX_BYTES = 64 * 1024 * 1024;
 
 /** Commits in the shadow repository are agentd's, whatever the user's git identity. */
-const AUTHOR_ENV = {
-  GIT_AUTHOR_NAME: "agentd",
-  GIT_AUTHOR_EMAIL: "agentd@localhost",
-  GIT_COMMITTER_NAME: "agentd",
-  GIT_COMMITTER_EMAIL: "agentd@localhost",
-};
+const AUTHOR_ENV = AGENTD_GIT_IDENTITY;
 
 export class GitError extends Error {
   constructor(

@@ -1,8 +1,50 @@
-import { type AnyRoute, defineRoute, SessionIdParams, T } from "../../core/index.js";
+import { type AnyRoute, defineRoute, MAX_SEQ, SessionIdParams, T } from "../../core/index.js";
 import { catalogue } from "./catalogue.js";
 import { executeCommand } from "./dispatch.js";
 import type { CommandEnv } from "./env.js";
+import { previewRewind, redo, rewind } from "./rewind.js";
 import { suggest } from "./suggest.js";
+
+const RestoreSchema = T.Union([T.Literal("both"), T.Literal("code"), T.Literal("conversation")], {
+  description: "code: the files as before that turn; conversation: drop the message and all after it; both (default)",
+});
+
+export const RewindRequestSchema = T.Object(
+  {
+    messageSeq: T.Integer({ minimum: 0, maximum: MAX_SEQ, description: "A user message's seq" }),
+    restore: T.Optional(RestoreSchema),
+  },
+  { title: "RewindRequest", additionalProperties: false },
+);
+
+const FileLists = {
+  restored: T.Array(T.String(), { description: "Files written back (modified or deleted since)" }),
+  removed: T.Array(T.String(), { description: "Files removed (created since)" }),
+};
+
+export const RewindResultSchema = T.Object(
+  {
+    action: T.Union([T.Literal("rewind"), T.Literal("redo"), T.Literal("none")]),
+    fromSeq: T.Optional(T.Integer()),
+    restore: T.Optional(RestoreSchema),
+    filesRestored: T.Boolean(),
+    ...FileLists,
+    messageCount: T.Integer(),
+  },
+  { title: "RewindResult" },
+);
+
+const RewindPreviewSchema = T.Object(
+  {
+    messageSeq: T.Integer(),
+    available: T.Boolean({ description: "false: the files cannot be restored (reason says why)" }),
+    reason: T.Optional(T.String()),
+    created: T.Array(T.String(), { description: "Would be removed" }),
+    modified: T.Array(T.String(), { description: "Would be written back" }),
+    deleted: T.Array(T.String(), { description: "Would be recreated" }),
+  },
+  { title: "RewindPreview" },
+);
 
 export const CommandRequestSchema = T.Object(
   {
@@ -85,6 +127,63 @@ const COMMAND_DESCRIPTION =
 export function commandRoutes(env: CommandEnv): AnyRoute[] {
   const tags = ["commands"];
   return [
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/rewind",
+      operationId: "rewindSession",
+      summary: "Rewind to a user message: its turn's files, the conversation from it on, or both",
+      description:
+        "404 for an unknown messageSeq, 400 when it is not a user message or did not start a turn, 409 while a " +
+        'turn runs and when the files cannot be restored (code "checkpoint_pruned" or "checkpoint_missing"). ' +
+        "A checkpoint of the files and the dropped messages are kept: POST /sessions/{id}/redo (or /redo) undoes " +
+        "the rewind once. Emits a rewind event (with the recent history) and a session_update.",
+      tags,
+      params: SessionIdParams,
+      body: RewindRequestSchema,
+      errors: [409],
+      responses: { 200: RewindResultSchema },
+      handler: async ({ params, body }) => {
+        const rec = await env.sessions().require(params.id);
+        return { body: await rewind(env, rec, body.messageSeq, body.restore ?? "both") };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/sessions/:id/rewind",
+      operationId: "previewRewind",
+      summary: "Which files a rewind to a user message would change",
+      tags,
+      params: SessionIdParams,
+      query: T.Object({ messageSeq: T.Integer({ minimum: 0, maximum: MAX_SEQ }) }),
+      responses: { 200: RewindPreviewSchema },
+      handler: async ({ params, query }) => {
+        const rec = await env.sessions().require(params.id);
+        return { body: await previewRewind(env, rec, query.messageSeq) };
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sessions/:id/redo",
+      operationId: "redoSession",
+      summary: "Undo the last rewind (/redo): its files and messages come back; action none when there is none",
+      tags,
+      params: SessionIdParams,
+      errors: [409],
+      responses: { 200: RewindResultSchema },
+      handler: async ({ params }) => {
+        const rec = await env.sessions().require(params.id);
+        const out = await redo(env, rec);
+        return {
+          body: out ?? {
+            action: "none" as const,
+            filesRestored: false,
+            restored: [],
+            removed: [],
+            messageCount: rec.messageCount,
+          },
+        };
+      },
+    }),
     defineRoute({
       method: "GET",
       path: "/commands",

@@ -3,6 +3,7 @@ import {
   type ChatOutcome,
   compactIfNeeded,
   estimateTokens,
+  MAX_SEQ,
   type SlashCommand,
   toProviderMessages,
 } from "../../core/index.js";
@@ -18,6 +19,7 @@ import {
   usage,
   words,
 } from "./env.js";
+import { RESTORE_MODES, type RestoreMode, redo, rewind } from "./rewind.js";
 
 export const GOAL_DEFAULT_BUDGET = 25;
 export const GOAL_MAX_BUDGET = 200;
@@ -70,6 +72,39 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
           removed,
           messageCount: after.messageCount,
         };
+      },
+    },
+    {
+      name: "rewind",
+      description:
+        "Go back to a user message: /rewind <seq> [both|code|conversation]; without a seq, lists the messages to pick",
+      takesArgs: true,
+      blocking: true,
+      run: async (inv): Promise<Reply> => {
+        const rec = await requireSession(env, inv);
+        const [seqArg, mode = "both", ...extra] = words(inv.args);
+        if (!seqArg) {
+          const page = await env.sessions().history(rec.id, MAX_SEQ, MAX_REWIND_CHOICES);
+          const choices = page.messages
+            .filter((m) => m.role === "user" && typeof m.seq === "number")
+            .map((m) => ({ seq: m.seq as number, text: (m.content ?? "").slice(0, 200) }));
+          return { message: choices.length ? "Pick a message to rewind to" : "No messages to rewind to", choices };
+        }
+        if (!/^\d+$/.test(seqArg) || extra.length || !(RESTORE_MODES as readonly string[]).includes(mode)) {
+          throw usage("/rewind [<message seq> [both|code|conversation]]");
+        }
+        const out = await rewind(env, rec, Number(seqArg), mode as RestoreMode);
+        return { message: `Rewound to message ${seqArg} (${mode}): ${fileSummary(out)}`, ...out };
+      },
+    },
+    {
+      name: "redo",
+      description: "Undo the last rewind: its files and messages come back",
+      blocking: true,
+      run: async (inv): Promise<Reply> => {
+        const out = await redo(env, await requireSession(env, inv));
+        if (!out) return { message: "Nothing to redo", redone: false };
+        return { message: `Rewind undone: ${fileSummary(out)}`, redone: true, ...out };
       },
     },
     {
@@ -283,6 +318,14 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
       run: async (inv) => compactNow(env, (await requireSession(env, inv)).id),
     },
   ];
+}
+
+const MAX_REWIND_CHOICES = 50;
+
+function fileSummary(out: { filesRestored: boolean; restored: string[]; removed: string[] }): string {
+  return out.filesRestored
+    ? `restored ${out.restored.length} file(s), removed ${out.removed.length}`
+    : "no files to restore";
 }
 
 function configuredCap(env: CommandEnv): number {

@@ -37,7 +37,15 @@ const ARGUMENTS: Record<string, Candidates> = {
   "turn-cap": () => [["reset", "Back to the default cap"]],
   undo: () => [["--force", "Also delete files created since the turn started"]],
   goal: () => [["--steps", "--steps N: budget of model calls"]],
-  worktree: () => same(["list"]),
+  worktree: (_env, _rec, before) =>
+    before.length
+      ? []
+      : [
+          ["list", "List the repository's worktrees"],
+          ["new", "Move this session into a new worktree (optional branch name)"],
+          ["merge", "Commit and merge the worktree's branch into its base"],
+          ["discard", "Remove the worktree and its branch"],
+        ],
   mcp: (env, _rec, before) => {
     const servers = env.optional<{ list(): Array<{ name: string; state: string }> }>(MCP_MANAGER_ID)?.list() ?? [];
     if (before[0] === "reconnect") return servers.map((s) => [s.name, `${s.name} (${s.state})`]);

@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
 import { isAbsolute, resolve } from "node:path";
 
-export const HOOK_EVENTS = ["PreToolUse", "PostToolUse"] as const;
+export const HOOK_EVENTS = ["PreToolUse", "PostToolUse", "WorktreeCreate"] as const;
+/** Other names accepted for an event in hooks.json. */
+const EVENT_ALIASES: Record<string, HookEvent> = { worktree: "WorktreeCreate" };
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 export interface HookSpec {
@@ -49,7 +51,8 @@ export function parseHooks(raw: unknown, baseDir: string, source: HookSpec["sour
     return [];
   }
   const out: HookSpec[] = [];
-  for (const [event, entries] of Object.entries(value)) {
+  for (const [name, entries] of Object.entries(value)) {
+    const event = EVENT_ALIASES[name] ?? name;
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
       problems.push(`unsupported hook event "${event}" (supported: ${HOOK_EVENTS.join(", ")})`);
       continue;

@@ -131,6 +131,7 @@ export default definePlugin({
       const matching = hooks.matching("PreToolUse", e);
       if (matching.length) e.waitUntil(hooks.run("PreToolUse", matching, e));
     });
+    ctx.events.on("worktree.created", (e) => e.waitUntil(hooks.runWorktree(e.sessionId, e.worktree)));
     ctx.events.on("tool.after", (e) => {
       const matching = hooks.matching("PostToolUse", e);
       if (matching.length) e.waitUntil(hooks.run("PostToolUse", matching, e, e.result));

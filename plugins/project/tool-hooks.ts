@@ -6,6 +6,7 @@ import {
   type ToolHookEvent,
   type ToolHookVerdict,
   type ToolResult,
+  type WorktreeInfo,
 } from "../../core/index.js";
 import { type HookEvent, type HookOutcome, type HookSpec, matchesTool, runHook, stdoutDecision } from "./hooks.js";
 
@@ -83,16 +84,8 @@ export class ToolHookRunner {
         ...(result.error ? { error: result.error } : {}),
       };
     }
-    const sandbox = this.deps.sandbox();
-    await sandbox?.ready();
-    const base = sandbox ? sandbox.env() : commandEnv(process.env);
-    const env = hookEnv(base, root, e.sessionId, event);
-    const confined = confineProjectHook(sandbox, root, env);
-    const outcomes = await Promise.all(
-      hooks.map((h) =>
-        runHook(h, payload, { cwd: root, env, signal: e.signal, wrap: h.source === "project" ? confined : undefined }),
-      ),
-    );
+    const launch = await this.launcher(root, root, e.sessionId, event);
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h, payload, { ...launch(h), signal: e.signal })));
     const reasons: string[] = [];
     outcomes.forEach((o, i) => {
       const reason = this.interpret(event, hooks[i] as HookSpec, o, e);
@@ -100,6 +93,43 @@ export class ToolHookRunner {
     });
     if (!reasons.length) return undefined;
     return event === "PreToolUse" ? { block: reasons.join("\n") } : { feedback: reasons.join("\n") };
+  }
+
+  /**
+   * Runs the `WorktreeCreate` hooks (global, and the project's once trusted) in a session's new worktree, with
+   * `{hook_event_name, session_id, cwd, worktree}` on stdin. Failures are reported as notices; nothing is blocked.
+   */
+  async runWorktree(sessionId: string, wt: WorktreeInfo): Promise<void> {
+    const hooks = this.deps.hooks(wt.path).filter((h) => h.event === "WorktreeCreate");
+    if (!hooks.length) return;
+    const root = this.deps.projectRoot(wt.path);
+    const payload = { hook_event_name: "WorktreeCreate", session_id: sessionId, cwd: wt.path, worktree: wt };
+    const launch = await this.launcher(root, wt.path, sessionId, "WorktreeCreate");
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h, payload, launch(h))));
+    outcomes.forEach((o, i) => {
+      if (o.code === 0) return;
+      const hook = hooks[i] as HookSpec;
+      const name = hook.command.join(" ");
+      this.deps.log.warn({ sessionId, hook: name, code: o.code, timedOut: o.timedOut }, "worktree hook failed");
+      this.deps.publish(sessionId, { type: "notice", message: `WorktreeCreate hook "${name}" ${this.why(hook, o)}.` });
+    });
+  }
+
+  /** How each hook runs in `cwd`: the scrubbed environment, and project hooks confined to `cwd` in the sandbox. */
+  private async launcher(root: string, cwd: string, sessionId: string, event: HookEvent) {
+    const sandbox = this.deps.sandbox();
+    await sandbox?.ready();
+    const env = hookEnv(sandbox ? sandbox.env() : commandEnv(process.env), root, sessionId, event);
+    const confined = confineProjectHook(sandbox, cwd, env);
+    return (h: HookSpec) => ({ cwd, env, wrap: h.source === "project" ? confined : undefined });
+  }
+
+  private why(hook: HookSpec, o: HookOutcome): string {
+    return o.timedOut
+      ? `timed out after ${hook.timeoutMs / 1000} s`
+      : o.error
+        ? `could not run (${o.error})`
+        : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
   }
 
   /** The block/feedback reason of one outcome, or undefined; failures are reported. */
@@ -111,11 +141,7 @@ export class ToolHookRunner {
       return d.block ? d.reason || `${event} hook "${name}" decided to block` : undefined;
     }
     if (e.signal.aborted) return undefined;
-    const why = o.timedOut
-      ? `timed out after ${hook.timeoutMs / 1000} s`
-      : o.error
-        ? `could not run (${o.error})`
-        : `exited with status ${o.code}${o.stderr.trim() ? `: ${snippet(o.stderr)}` : ""}`;
+    const why = this.why(hook, o);
     this.deps.log.warn(
       { sessionId: e.sessionId, event, hook: name, code: o.code, timedOut: o.timedOut },
       "hook failed",

@@ -114,7 +114,7 @@ export default definePlugin({
         return { file: found.file, args: bwrapArgs(confinement, req), env: req.env, confined: true };
       },
       hiddenPaths: () => confinement.hidden,
-      isHidden: (abs) => isHiddenPath(confinement.hidden, abs),
+      isHidden: (abs, cwd) => isHiddenPath(confinement.hidden, abs, cwd),
     };
     ctx.services.provide(SandboxToken, Object.freeze(sandbox));
   },

@@ -36,8 +36,8 @@ export function real(p: string): string {
   }
 }
 
-export function isHiddenPath(hidden: readonly string[], abs: string): boolean {
-  return hidden.some((h) => isInside(h, abs));
+export function isHiddenPath(hidden: readonly string[], abs: string, cwd?: string): boolean {
+  return hidden.some((h) => isInside(h, abs) && !(cwd && isInside(h, cwd) && isInside(cwd, abs)));
 }
 
 /** Creates a default cache directory (0700) so tools that expect it can write; errors leave it out. */

@@ -32,6 +32,37 @@ const CreateSessionRequest = T.Object(
       }),
     ),
     title: T.Optional(T.String({ maxLength: 200 })),
+    worktree: T.Optional(
+      T.Union(
+        [
+          T.Boolean(),
+          T.Object(
+            {
+              branch: T.Optional(
+                T.String({
+                  minLength: 1,
+                  maxLength: 200,
+                  description: "Default agentd/<session id>; 400 if it exists",
+                }),
+              ),
+              base: T.Optional(
+                T.String({
+                  minLength: 1,
+                  maxLength: 200,
+                  description: "Branch or commit to start from (default HEAD)",
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        ],
+        {
+          description:
+            "Work in a new git worktree of cwd's repository, on a new branch (400 outside git, for a branch git " +
+            "refuses or one that exists; nothing is created then)",
+        },
+      ),
+    ),
   },
   { title: "CreateSessionRequest", additionalProperties: false },
 );

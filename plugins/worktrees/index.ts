@@ -1,0 +1,74 @@
+import { isAbsolute, join } from "node:path";
+import {
+  definePlugin,
+  EventBusToken,
+  ProjectTrustToken,
+  SessionServiceToken,
+  SessionStoreToken,
+  T,
+  WorktreeServiceToken,
+} from "../../core/index.js";
+import { worktreeRoutes } from "./routes.js";
+import { registryFile, Worktrees } from "./service.js";
+
+const OptionsSchema = T.Object(
+  {
+    root: T.Optional(
+      T.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: "Absolute directory the session worktrees are made in (default <home>/worktrees)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const states = new WeakMap<object, Worktrees>();
+
+/**
+ * A git worktree per session: `POST /sessions {worktree}`, `/worktree new|merge|discard` and their routes, a
+ * worktree of its own for the fork of a worktree session, removal with the session and after a crash.
+ */
+export default definePlugin({
+  manifest: {
+    id: "worktrees",
+    version: "1.0.0",
+    description: "A git worktree per session: create, merge, discard, fork; cleaned up with the session",
+    requires: [SessionStoreToken.id],
+    provides: [WorktreeServiceToken.id],
+    capabilities: ["routes", "storage", "filesystem", "process"],
+    configSchema: OptionsSchema,
+  },
+  register(ctx) {
+    const configured = ctx.options.root;
+    if (configured !== undefined && !isAbsolute(configured)) {
+      throw new Error(`pluginOptions.worktrees.root must be an absolute path: ${configured}`);
+    }
+    const bus = ctx.services.get(EventBusToken);
+    const sessions = () => ctx.services.get(SessionServiceToken);
+    const worktrees = new Worktrees({
+      root: configured ?? join(ctx.home, "worktrees"),
+      file: registryFile(ctx.dataDir()),
+      sessions,
+      store: () => ctx.services.get(SessionStoreToken),
+      trust: () => ctx.services.tryGet(ProjectTrustToken),
+      runHook: async (sessionId, worktree) => {
+        const work: Array<Promise<unknown>> = [];
+        bus.emit({ type: "worktree.created", sessionId, worktree, waitUntil: (p) => void work.push(p) });
+        await Promise.allSettled(work);
+      },
+      log: ctx.log,
+    });
+    states.set(ctx, worktrees);
+    ctx.services.provide(WorktreeServiceToken, worktrees);
+    for (const route of worktreeRoutes(worktrees)) ctx.routes.add(route);
+  },
+  async start(ctx) {
+    const worktrees = states.get(ctx);
+    if (!worktrees) return;
+    ctx.services.get(SessionServiceToken).setWorktrees(worktrees);
+    const removed = await worktrees.cleanup();
+    if (removed) ctx.log.info({ removed }, "removed the worktrees of sessions that no longer exist");
+  },
+});
