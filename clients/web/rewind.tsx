@@ -58,7 +58,7 @@ export function RewindControl({ sessionId, seq }: { sessionId: string; seq: numb
     );
   }
   return (
-    <div class="rewind open" role="group" aria-label="Rewind">
+    <fieldset class="rewind open" aria-label="Rewind">
       <FileList p={preview} />
       {preview.available && (
         <button type="button" onClick={() => void rewind("both")}>
@@ -72,6 +72,6 @@ export function RewindControl({ sessionId, seq }: { sessionId: string; seq: numb
         Cancel
       </button>
       {error && <p class="rewind-note">{error}</p>}
-    </div>
+    </fieldset>
   );
 }
