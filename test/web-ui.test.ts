@@ -132,7 +132,7 @@ describe("web UI in headless Chromium, against the real daemon and the fake prov
     await send("clean it, really");
     await card.waitFor();
     await page.reload();
-    await page.getByRole("button", { name: "Allow" }).click();
+    await page.getByRole("button", { name: "Allow once" }).click();
     await transcript().getByText("Cleaned.").waitFor();
     expect(existsSync(marker)).to.equal(true);
     await card.waitFor({ state: "hidden" });
@@ -399,7 +399,7 @@ describe("web UI screenshots and phone width (a fresh daemon, so the list shows 
     await transcript().getByText("Done:").waitFor();
     fake.script(tools([{ name: "bash", args: { command: "rm -rf ./dist" }, id: "s2" }]), text("ok"));
     await send("and clean dist");
-    await page.getByRole("button", { name: "Allow" }).waitFor();
+    await page.getByRole("button", { name: "Allow once" }).waitFor();
     await page.getByRole("navigation", { name: "Sessions" }).getByRole("status", { name: "running" }).waitFor();
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });

@@ -27,9 +27,22 @@ function TimeLeft({ until }: { until: number }) {
   );
 }
 
+const REASON_LABEL: Record<string, string> = {
+  dangerous: "risky",
+  network: "needs the network",
+  "not sandboxed": "not sandboxed",
+  rule: "a rule asks",
+};
+
 function ConfirmCard({ s, c }: { s: SessionState; c: Confirmation }) {
-  const answer = (allow: boolean) =>
-    post(api.POST("/api/v1/sessions/{id}/bash-confirm", { params: { path: { id: s.id } }, body: { id: c.id, allow } }));
+  const rule = useSignal(c.suggestedRule ?? "");
+  const answer = (allow: boolean, scope?: "project" | "global") =>
+    post(
+      api.POST("/api/v1/sessions/{id}/bash-confirm", {
+        params: { path: { id: s.id } },
+        body: { id: c.id, allow, ...(scope ? { remember: { scope, pattern: rule.value.trim() || undefined } } : {}) },
+      }),
+    );
   const until = typeof c.expiresAt === "string" ? Date.parse(c.expiresAt) : Number(c.expiresAt ?? 0);
   return (
     <section class="card decision" aria-label="Confirm command">
@@ -37,11 +50,41 @@ function ConfirmCard({ s, c }: { s: SessionState; c: Confirmation }) {
         Run this {c.tool === "bash" ? "command" : c.tool}? {until > 0 && <TimeLeft until={until} />}
       </h3>
       <pre class="command">{c.command}</pre>
+      {c.reasons && c.reasons.length > 0 && (
+        <p class="reasons">
+          {c.reasons.map((r) => (
+            <span key={r} class={`chip reason-${r.replace(/\s+/g, "-")}`}>
+              {REASON_LABEL[r] ?? r}
+            </span>
+          ))}
+        </p>
+      )}
       <p class="reason">{c.reason}</p>
+      {c.suggestedRule !== undefined && (
+        <label class="rule-edit">
+          Rule to remember
+          <input
+            aria-label="Rule to remember"
+            value={rule.value}
+            spellcheck={false}
+            onInput={(e) => (rule.value = e.currentTarget.value)}
+          />
+        </label>
+      )}
       <div class="row">
         <button type="button" class="primary" onClick={() => answer(true)}>
-          Allow
+          Allow once
         </button>
+        {c.suggestedRule !== undefined && (
+          <>
+            <button type="button" onClick={() => answer(true, "project")}>
+              Always allow in this project
+            </button>
+            <button type="button" onClick={() => answer(true, "global")}>
+              Always allow
+            </button>
+          </>
+        )}
         <button type="button" class="danger" onClick={() => answer(false)}>
           Deny
         </button>

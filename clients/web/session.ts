@@ -31,6 +31,10 @@ export interface Confirmation {
   tool: string;
   command: string;
   reason: string;
+  /** "dangerous", "network", "not sandboxed", "rule". */
+  reasons?: string[];
+  /** The rule offered to remember the answer. */
+  suggestedRule?: string;
   expiresAt?: number | string;
 }
 

@@ -2,6 +2,7 @@
 import { signal, useSignal } from "@preact/signals";
 import { PROVIDER_PRESETS, presetById } from "../api/provider-presets.js";
 import { api, messageOf, ok } from "./api.js";
+import { PermissionsCard } from "./permissions.js";
 import { applyTheme, config, daemonThemes, panel, showToast, theme } from "./store.js";
 
 export const showReasoning = signal(true);
@@ -157,6 +158,7 @@ export function Settings() {
           Show reasoning
         </label>
       </div>
+      <PermissionsCard />
       <div class="card">
         <h3>Appearance</h3>
         <label>
