@@ -137,6 +137,10 @@ export interface PermissionRules {
   matching(argv: readonly string[], where: { cwd: string; sessionId: string }): PermissionRule[];
   /** Validates and saves a rule (400 for bad input); resolves once it is on disk. */
   add(rule: NewRule): Promise<PermissionRule>;
+  /** Every rule; with `cwd`, those that can apply there (global, that project's, session rules). 400 for a bad cwd. */
+  list(cwd?: string): readonly PermissionRule[];
+  /** Revokes a saved rule: 404 unknown, 409 for a rule from config.json. */
+  remove(id: string): Promise<void>;
 }
 
 export const PermissionRulesToken = createToken<PermissionRules>("permission-rules");

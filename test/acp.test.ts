@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -158,7 +158,8 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(acp.permissions).to.have.length(1);
     const asked = acp.permissions[0];
     expect(asked?.toolCall.toolCallId).to.equal("b1");
-    expect(asked?.options.map((o) => o.kind)).to.deep.equal(["allow_once", "reject_once"]);
+    expect(asked?.options.map((o) => o.kind)).to.deep.equal(["allow_once", "allow_always", "reject_once"]);
+    expect(asked?.options[1]?.name).to.include("rm -rf ./build");
     expect(existsSync(marker)).to.equal(false);
     const failed = acp.of(id, "tool_call_update").find((u) => u.toolCallId === "b1" && u.status);
     expect(failed?.status).to.equal("failed");
@@ -172,6 +173,26 @@ describe("agentd acp (Agent Client Protocol)", function () {
     expect(existsSync(marker)).to.equal(true);
     const ran = acp.of(id, "tool_call_update").find((u) => u.toolCallId === "b2" && u.status);
     expect(ran?.status).to.equal("completed");
+  });
+
+  it("'allow always' becomes a project rule: the command is not asked again", async () => {
+    const { acp } = await start({
+      permission: (req) => ({
+        outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_always")?.optionId ?? "" },
+      }),
+    });
+    const id = await acp.newSession(cwd);
+    for (const callId of ["b1", "b2"]) {
+      mkdirSync(join(cwd, "build"), { recursive: true });
+      fake.script(tools([{ name: "bash", args: { command: "rm -rf ./build" }, id: callId }]), text("ok"));
+      expect((await acp.prompt(id, "clean")).stopReason).to.equal("end_turn");
+      expect(existsSync(join(cwd, "build"))).to.equal(false);
+    }
+    expect(acp.permissions).to.have.length(1);
+    const rules = (await d.get("/permissions/rules")).body.rules;
+    expect(rules.map((r: { scope: string; pattern: string }) => [r.scope, r.pattern])).to.deep.equal([
+      ["project", "rm -rf ./build"],
+    ]);
   });
 
   it("withdraws the editor's permission dialog when the command is decided elsewhere", async () => {

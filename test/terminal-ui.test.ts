@@ -88,6 +88,32 @@ describe("terminal client: interactive, in tmux", function () {
     expect(existsSync(marker)).to.equal(true);
   });
 
+  it("remembers an answer as a project rule with p, shows why it asks, and lists rules with /permissions rules", async () => {
+    const command = "rm -rf ./build";
+    fake.script(tools([{ name: "bash", args: { command } }]), text("Cleaned once."));
+    const p = await open();
+    await send(p, "clean");
+    await p.waitFor("Run this command?");
+    expect(await p.screen())
+      .to.include("[risky]")
+      .and.include("rule: rm -rf ./build")
+      .and.include("Always allow in this project");
+    await p.keys("p");
+    await p.waitFor("Cleaned once.");
+    const rules = (await d.get("/permissions/rules")).body.rules;
+    expect(rules.map((r: { scope: string; pattern: string }) => [r.scope, r.pattern])).to.deep.equal([
+      ["project", command],
+    ]);
+    fake.script(tools([{ name: "bash", args: { command } }]), text("Cleaned twice."));
+    await send(p, "again");
+    await p.waitFor("Cleaned twice.");
+    // Asked (and allowed) once only: the second run matched the rule.
+    expect((await p.history()).split("allowed: rm -rf ./build")).to.have.length(2);
+    await send(p, "/permissions rules");
+    await p.waitFor("Approval rules");
+    expect(await p.history()).to.include(`allow ${command}`);
+  });
+
   it("answers a question with a picker", async () => {
     fake.script(askDatabase(), text("SQLite it is."));
     const p = await open();

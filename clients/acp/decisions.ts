@@ -11,6 +11,12 @@ import { textContent } from "./tools.js";
 
 const ALLOW_ONCE: PermissionOption = { optionId: "allow", name: "Allow once", kind: "allow_once" };
 const REJECT: PermissionOption = { optionId: "reject", name: "Reject", kind: "reject_once" };
+/** Saved by the daemon as a project rule (the event's suggestedRule), so the same command is not asked again. */
+const allowAlways = (rule: string): PermissionOption => ({
+  optionId: "allow_always",
+  name: `Always allow \`${rule}\` in this project`,
+  kind: "allow_always",
+});
 
 export const QUESTION_REFUSAL =
   "The user's editor cannot show questions (no form support over the Agent Client Protocol), so no answer was " +
@@ -29,6 +35,8 @@ export async function confirmCommand(
   const latest = [...running].reverse();
   const call = latest.find((t) => t.name === tool && t.args.command === command) ?? latest.find((t) => t.name === tool);
   const reason = typeof ev.reason === "string" ? ev.reason : "it may be dangerous";
+  const rule = typeof ev.suggestedRule === "string" ? ev.suggestedRule : undefined;
+  const notConfined = Array.isArray(ev.reasons) && ev.reasons.includes("not sandboxed");
   const res = await deps.client.request(
     methods.client.session.requestPermission,
     {
@@ -38,17 +46,24 @@ export async function confirmCommand(
         title: `Run ${command}`,
         kind: "execute",
         status: "pending",
-        content: [textContent(`agentd asks before running this command: ${reason}`)],
+        content: [
+          textContent(
+            `agentd asks before running this command: ${reason}` +
+              (notConfined ? "\n\nWarning: commands are not sandboxed on this machine." : ""),
+          ),
+        ],
         rawInput: { command },
       },
-      options: [ALLOW_ONCE, REJECT],
+      options: rule ? [ALLOW_ONCE, allowAlways(rule), REJECT] : [ALLOW_ONCE, REJECT],
     },
     { cancellationSignal: signal, stopWaitingOnCancel: true },
   );
-  const allow = res.outcome.outcome === "selected" && res.outcome.optionId === ALLOW_ONCE.optionId;
+  const chosen = res.outcome.outcome === "selected" ? res.outcome.optionId : undefined;
+  const always = chosen === "allow_always" && rule !== undefined;
+  const allow = chosen === ALLOW_ONCE.optionId || always;
   const r = await session.api.POST("/api/v1/sessions/{id}/bash-confirm", {
     params: { path: { id: session.id } },
-    body: { id: String(ev.id), allow },
+    body: { id: String(ev.id), allow, ...(always ? { remember: { scope: "project" as const } } : {}) },
   });
   // 409: answered elsewhere (web UI, terminal), timed out or aborted meanwhile; nothing to do.
   if (r.error && r.response.status !== 409) deps.log(`bash-confirm: ${errorText(r.error, r.response)}`);

@@ -8,7 +8,7 @@ const HINTS: Record<string, string> = {
   queue: "<message>",
   goal: "[N|--steps N] <description>",
   "turn-cap": "[N|reset]",
-  permissions: "[default|bypass]",
+  permissions: "[default|bypass|rules|revoke <id>]",
   model: "[model id]",
   persona: "[name]",
   provider: "[id]",

@@ -1,9 +1,12 @@
 import {
   ApiError,
   type ChatOutcome,
+  type CommandInvocation,
   compactIfNeeded,
   estimateTokens,
   MAX_SEQ,
+  type PermissionRules,
+  PermissionRulesToken,
   type SlashCommand,
   toProviderMessages,
 } from "../../core/index.js";
@@ -263,12 +266,17 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
     ),
     {
       name: "permissions",
-      description: "Show or set how risky commands are handled: default (ask for confirmation) or bypass (never ask)",
+      description:
+        "Show or set how risky commands are handled: default (ask) or bypass (never ask); `rules` lists the " +
+        "approval rules, `revoke <id>` removes one",
       takesArgs: true,
       global: true,
       run: async (inv): Promise<Reply> => {
+        const [sub, ...rest] = inv.args.trim().split(/\s+/);
+        if (sub === "rules" || sub === "revoke") return ruleCommand(env, inv, sub, rest.join(" "));
         const arg = inv.args.toLowerCase();
-        if (arg && arg !== "default" && arg !== "bypass") throw usage("/permissions [default|bypass]");
+        if (arg && arg !== "default" && arg !== "bypass")
+          throw usage("/permissions [default|bypass|rules|revoke <id>]");
         if (!inv.sessionId) {
           // The mode of new sessions (settings.json); existing sessions keep theirs.
           if (arg) requireSettings(env).update({ permissionMode: arg === "bypass" ? "bypass" : "default" });
@@ -380,4 +388,27 @@ async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
     return { message: "Nothing to compact (or the summary failed; see the session's events)", compacted: false };
   await env.sessions().update(id, {});
   return { message: "Older context summarised", compacted: true, tokensBefore };
+}
+
+/** `/permissions rules` (those that can apply in the session's directory) and `/permissions revoke <id>`. */
+async function ruleCommand(env: CommandEnv, inv: CommandInvocation, sub: string, arg: string): Promise<Reply> {
+  const rules = env.optional<PermissionRules>(PermissionRulesToken.id);
+  if (!rules) throw ApiError.conflict("Approval rules are not available (the permissions plugin is not loaded)");
+  if (sub === "revoke") {
+    if (!arg) throw usage("/permissions revoke <rule id>");
+    await rules.remove(arg);
+    return { message: `Revoked rule ${arg}`, revoked: arg };
+  }
+  const cwd = inv.sessionId ? (await env.sessions().require(inv.sessionId)).cwd : undefined;
+  const list = rules.list(cwd);
+  const lines = list.map(
+    (r) =>
+      `${r.id}  ${r.action.padEnd(5)} ${r.pattern}  (${r.scope}${r.project ? ` ${r.project}` : ""}${r.source === "config" ? ", config.json" : ""})`,
+  );
+  return {
+    message: list.length
+      ? `Approval rules (deny beats ask beats allow):\n${lines.join("\n")}`
+      : "No approval rules yet. Answer a confirmation with an 'always' choice to add one.",
+    rules: list,
+  };
 }

@@ -95,24 +95,21 @@ export default definePlugin({
         }
         return file.add({ ...base, ...extra });
       },
-    };
-    ctx.services.provide(PermissionRulesToken, Object.freeze(rules));
-    for (const route of permissionRoutes({
-      list: (cwd) => {
+      list(cwd) {
         if (cwd === undefined) return all();
         if (!isDirectory(cwd)) throw ApiError.badRequest(`cwd ${cwd} is not a directory`);
         const project = projectOf(path.resolve(cwd));
         return all().filter((r) => r.scope !== "project" || r.project === project);
       },
-      add: (input) => rules.add(input),
       async remove(id) {
         if (configRules.some((r) => r.id === id)) {
           throw ApiError.conflict(`Rule ${id} comes from config.json (permissions.rules); edit the file to change it`);
         }
         if (!(await file.remove((r) => r.id === id))) throw ApiError.notFound(`No rule with id ${id}`);
       },
-    }))
-      ctx.routes.add(route);
+    };
+    ctx.services.provide(PermissionRulesToken, Object.freeze(rules));
+    for (const route of permissionRoutes(rules)) ctx.routes.add(route);
     ctx.events.on("session.deleted", ({ sessionId }) => {
       void file
         .remove((r) => r.scope === "session" && r.sessionId === sessionId)

@@ -1,4 +1,4 @@
-import { type AnyRoute, defineRoute, type NewRule, OkSchema, type PermissionRule, T } from "../../core/index.js";
+import { type AnyRoute, defineRoute, OkSchema, type PermissionRules, T } from "../../core/index.js";
 
 const Scope = T.Union([T.Literal("session"), T.Literal("project"), T.Literal("global")]);
 const Action = T.Union([T.Literal("allow"), T.Literal("deny"), T.Literal("ask")]);
@@ -32,15 +32,9 @@ const NewRuleSchema = T.Object(
   { title: "NewPermissionRule", additionalProperties: false },
 );
 
-export interface RuleOps {
-  list(cwd: string | undefined): readonly PermissionRule[];
-  add(rule: NewRule): Promise<PermissionRule>;
-  remove(id: string): Promise<void>;
-}
-
 const tags = ["permissions"];
 
-export function permissionRoutes(ops: RuleOps): AnyRoute[] {
+export function permissionRoutes(ops: PermissionRules): AnyRoute[] {
   return [
     defineRoute({
       method: "GET",

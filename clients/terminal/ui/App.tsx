@@ -13,7 +13,7 @@ import type { InputHistory } from "../history.js";
 import { loadMarkdown } from "../markdown.js";
 import { parsePresetCommand } from "../provider-preset.js";
 import { Composer, type Suggestion } from "./Composer.js";
-import { ConfirmPrompt, PlanPrompt, QuestionPrompt, TrustPrompt } from "./Decisions.js";
+import { type ConfirmAnswer, ConfirmPrompt, PlanPrompt, QuestionPrompt, TrustPrompt } from "./Decisions.js";
 import * as ed from "./editor.js";
 import type { KeyHandler } from "./keys.js";
 import { Picker } from "./Picker.js";
@@ -383,11 +383,24 @@ export function App(props: AppProps) {
     keys.current?.(input, key);
   });
 
-  const answerConfirmation = (id: string, allow: boolean) => {
+  const answerConfirmation = (id: string, answer: ConfirmAnswer) => {
     store.confirmations = store.confirmations.filter((c) => c.id !== id);
+    if (answer.remember) {
+      const where = { session: "for this session", project: "in this project", global: "everywhere" }[
+        answer.remember.scope
+      ];
+      store.add({
+        kind: "note",
+        text: `remembered: allow ${answer.remember.pattern ?? "the suggested rule"} ${where}`,
+        tone: "info",
+      });
+    }
     store.changed();
     void ok(
-      api.POST("/api/v1/sessions/{id}/bash-confirm", { params: { path: { id: sessionId } }, body: { id, allow } }),
+      api.POST("/api/v1/sessions/{id}/bash-confirm", {
+        params: { path: { id: sessionId } },
+        body: { id, allow: answer.allow, ...(answer.remember ? { remember: answer.remember } : {}) },
+      }),
     ).catch(fail);
   };
   const answerQuestion = (values: Array<string | string[]>) => {
@@ -481,7 +494,7 @@ export function App(props: AppProps) {
         keys={keys}
         key={confirmation.id}
         confirmation={confirmation}
-        onAnswer={(allow) => answerConfirmation(confirmation.id, allow)}
+        onAnswer={(answer) => answerConfirmation(confirmation.id, answer)}
       />
     );
   } else if (store.question) {

@@ -5,20 +5,64 @@ import type { KeyRoute } from "./keys.js";
 import { Picker } from "./Picker.js";
 import type { Confirmation, PlanTransition } from "./store.js";
 
-export function ConfirmPrompt(props: { keys: KeyRoute; confirmation: Confirmation; onAnswer(allow: boolean): void }) {
+/** How a confirmation is answered: once, or remembered as a rule of this scope (the pattern may be narrowed). */
+export interface ConfirmAnswer {
+  allow: boolean;
+  remember?: { scope: "session" | "project" | "global"; pattern?: string };
+}
+
+const REASON_LABEL: Record<string, string> = {
+  dangerous: "risky",
+  network: "needs the network",
+  "not sandboxed": "NOT SANDBOXED",
+  rule: "a rule asks",
+};
+
+export function ConfirmPrompt(props: {
+  keys: KeyRoute;
+  confirmation: Confirmation;
+  onAnswer(answer: ConfirmAnswer): void;
+}) {
   const c = props.confirmation;
+  const rule = c.suggestedRule;
+  const kinds = (c.reasons ?? []).map((r) => REASON_LABEL[r] ?? r).join(", ");
+  const remember = rule
+    ? [
+        { label: "Allow for this session", value: "session", hint: "(s)" },
+        { label: "Always allow in this project", value: "project", hint: "(p)" },
+        { label: "Always allow", value: "global", hint: "(g)" },
+      ]
+    : [];
   return (
     <Picker
       keys={props.keys}
-      title={`Run this ${c.tool === "ssh" ? "remote " : ""}command?`}
-      detail={[`$ ${c.command}`, `why asked: ${c.reason}`]}
+      title={`Run this ${c.tool === "ssh" ? "remote " : ""}command?${kinds ? ` [${kinds}]` : ""}`}
+      detail={[
+        `$ ${c.command}`,
+        `why asked: ${c.reason}`,
+        ...(rule ? [`rule: ${rule}  (Other… types a narrower one for this project)`] : []),
+      ]}
       color="yellow"
       items={[
         { label: "Allow once", value: "allow", hint: "(a)" },
+        ...remember,
         { label: "Deny", value: "deny", hint: "(d)" },
       ]}
-      shortcuts={{ a: "allow", y: "allow", d: "deny", n: "deny" }}
-      onSubmit={([v]) => props.onAnswer(v === "allow")}
+      other={rule !== undefined}
+      shortcuts={{
+        a: "allow",
+        y: "allow",
+        d: "deny",
+        n: "deny",
+        ...(rule ? { s: "session", p: "project", g: "global" } : {}),
+      }}
+      onSubmit={([v]) => {
+        if (v === "allow" || v === "deny") return props.onAnswer({ allow: v === "allow" });
+        if (v === "session" || v === "project" || v === "global")
+          return props.onAnswer({ allow: true, remember: { scope: v } });
+        // A typed rule: the user's narrower pattern, for this project.
+        props.onAnswer({ allow: true, remember: { scope: "project", pattern: String(v ?? "").trim() || undefined } });
+      }}
     />
   );
 }

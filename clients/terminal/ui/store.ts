@@ -33,6 +33,9 @@ export interface Confirmation {
   command: string;
   reason: string;
   tool?: string;
+  /** "dangerous", "network", "not sandboxed", "rule". */
+  reasons?: string[];
+  suggestedRule?: string;
 }
 
 export interface PendingQuestion {
@@ -245,6 +248,8 @@ export class SessionView {
             command: String(ev.command ?? ""),
             reason: String(ev.reason ?? ""),
             tool: typeof ev.tool === "string" ? ev.tool : undefined,
+            reasons: Array.isArray(ev.reasons) ? ev.reasons.map(String) : undefined,
+            suggestedRule: typeof ev.suggestedRule === "string" ? ev.suggestedRule : undefined,
           });
         }
         break;
