@@ -69,6 +69,23 @@ function useWidth(onResize: () => void): number {
   return width;
 }
 
+/** Says once, at the top of a session, when the agent's commands are not confined. */
+async function warnUnconfined(
+  client: DaemonConnection["api"],
+  store: { note(text: string, tone: "warn"): void; changed(): void },
+) {
+  const status = await ok(client.GET("/api/v1/server/status")).catch(() => undefined);
+  const sandbox = status?.sandbox;
+  if (!sandbox || sandbox.enabled) return;
+  store.note(
+    sandbox.kind === "off"
+      ? 'sandbox off (config sandbox: "off"): commands run with all of your power'
+      : `commands are NOT sandboxed (${sandbox.reason ?? "unavailable"}): each one is asked about`,
+    "warn",
+  );
+  store.changed();
+}
+
 export function App(props: AppProps) {
   const { conn } = props;
   const api = conn.api;
@@ -170,6 +187,7 @@ export function App(props: AppProps) {
       if (s.messages.length > 0) await loadMarkdown().catch(() => {});
       if (closed) return;
       store.load(s as never);
+      void warnUnconfined(api, store);
       // The daemon says when the project awaits a trust decision (the first frame says it again).
       store.trustRequired = s.projectTrust
         ? { path: s.projectTrust.path, resources: s.projectTrust.resources as unknown as Record<string, string[]> }
