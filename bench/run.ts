@@ -12,6 +12,7 @@ import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
+import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
   type LoadResult,
@@ -33,7 +34,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -149,6 +150,12 @@ await section("6. web UI", async () => {
   }
 });
 
+let sandbox: SandboxResult | undefined;
+await section("7. sandbox", async () => {
+  sandbox = await sandboxBench(40);
+  printSandbox(sandbox);
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -191,6 +198,9 @@ if (boot) {
 }
 for (const r of list?.rows.slice(1) ?? [])
   rows.push([`${r.label}: 10 vs 10,000 sessions`, ms(r.small.p50), ms(r.big.p50)]);
+if (sandbox) {
+  rows.push(["sandboxed `echo` p50 (baseline: unconfined)", ms(sandbox.bare.p50), ms(sandbox.confined.p50)]);
+}
 if (append) {
   rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);

@@ -1,11 +1,30 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
-import { gitDirsOf, protectedGitPaths } from "./paths.js";
+import {
+  DEFAULT_HIDDEN,
+  DEFAULT_WRITABLE,
+  ensureDir,
+  expandHome,
+  gitDirsOf,
+  protectedGitPaths,
+  real,
+} from "./paths.js";
 
 /** What the sandbox exposes, resolved from the config (absolute paths). */
 export interface Confinement {
   hidden: readonly string[];
   writable: readonly string[];
+}
+
+/** The confinement the config asks for: the built-in hidden list plus the daemon home and `hidden`; the caches. */
+export function confinementOf(home: string, opts: { hidden?: string[]; writable?: string[] }): Confinement {
+  return {
+    hidden: [...new Set([home, ...DEFAULT_HIDDEN, ...(opts.hidden ?? [])].map((p) => real(expandHome(p))))],
+    writable: [
+      ...DEFAULT_WRITABLE.map(expandHome).filter((d) => ensureDir(d)),
+      ...(opts.writable ?? []).map(expandHome),
+    ].map(real),
+  };
 }
 
 type MountOp = { path: string; kind: "hide-dir" | "hide-file" | "bind" | "ro" };

@@ -11,8 +11,8 @@ import {
   type SandboxStatus,
   SandboxToken,
 } from "../../core/index.js";
-import { bwrapArgs, type Confinement } from "./bwrap.js";
-import { DEFAULT_HIDDEN, DEFAULT_WRITABLE, ensureDir, expandHome, isHiddenPath, real } from "./paths.js";
+import { bwrapArgs, confinementOf } from "./bwrap.js";
+import { expandHome, isHiddenPath, real } from "./paths.js";
 import { probeSandbox } from "./probe.js";
 
 function executable(file: string): boolean {
@@ -57,13 +57,7 @@ export default definePlugin({
     const off = config === "off";
     const opts = off ? {} : config;
     const globalNetwork: NetworkPolicy = opts.network ?? "ask";
-    const confinement: Confinement = {
-      hidden: [...new Set([ctx.home, ...DEFAULT_HIDDEN, ...(opts.hidden ?? [])].map((p) => real(expandHome(p))))],
-      writable: [
-        ...DEFAULT_WRITABLE.map(expandHome).filter((d) => ensureDir(d)),
-        ...(opts.writable ?? []).map(expandHome),
-      ].map(real),
-    };
+    const confinement = confinementOf(ctx.home, opts);
     const projects = Object.entries(opts.projects ?? {}).map(([dir, p]) => ({ dir: real(expandHome(dir)), ...p }));
     const found = off
       ? {}
