@@ -58,6 +58,8 @@ export interface SandboxRequest {
   network: boolean;
   /** Directories writable besides the configured ones; default `[cwd]`. Empty: nothing is writable but /tmp. */
   writable?: string[];
+  /** The git directory of a writable repository is writable too (default true; plan mode: false). */
+  gitWritable?: boolean;
 }
 
 export interface Sandbox {

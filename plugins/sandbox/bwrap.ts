@@ -50,7 +50,7 @@ function isDir(p: string): boolean | undefined {
  */
 export function bwrapArgs(
   c: Confinement,
-  req: { argv: readonly string[]; cwd: string; network: boolean; writable?: readonly string[] },
+  req: { argv: readonly string[]; cwd: string; network: boolean; writable?: readonly string[]; gitWritable?: boolean },
 ): string[] {
   const args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"];
   args.push("--unshare-cgroup-try");
@@ -59,7 +59,7 @@ export function bwrapArgs(
 
   const ops: MountOp[] = [];
   const own = req.writable ?? [req.cwd];
-  const git = own.flatMap((dir) => gitDirsOf(dir));
+  const git = req.gitWritable === false ? [] : own.flatMap((dir) => gitDirsOf(dir));
   for (const dir of new Set([...own, ...c.writable, ...git])) {
     if (isDir(dir) && dir !== "/" && dir !== "/tmp") ops.push({ path: dir, kind: "bind" });
   }

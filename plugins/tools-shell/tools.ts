@@ -57,11 +57,15 @@ export interface Launch {
   confined: boolean;
 }
 
-/** Without a sandbox service nothing is confined (and every command was asked about), the environment still scrubbed. */
-function launchFor(sandbox: Sandbox | undefined, command: string, cwd: string, network: boolean): Launch {
+/**
+ * Without a sandbox service nothing is confined (and every command was asked about), the environment still scrubbed.
+ * In plan mode the sandbox backs the read-only allowlist: only the plans directory is writable.
+ */
+function launchFor(sandbox: Sandbox | undefined, command: string, ctx: ToolContext, network: boolean): Launch {
   const argv = ["/bin/bash", "-c", command];
   if (!sandbox) return { file: argv[0], args: argv.slice(1), env: commandEnv(process.env), confined: false };
-  return sandbox.wrap({ argv, cwd, env: sandbox.env(), network });
+  const plan = ctx.mode === "plan" ? { writable: [ctx.plansDir], gitWritable: false } : {};
+  return sandbox.wrap({ argv, cwd: ctx.cwd, env: sandbox.env(), network, ...plan });
 }
 
 function exitLine(code: number | null, signal: NodeJS.Signals | null): string {
@@ -167,7 +171,7 @@ export function createBashTool(limits: ShellLimits, tasks: BackgroundTasks, serv
           );
         }
       }
-      const launch = launchFor(sandbox, command, ctx.cwd, approval.network);
+      const launch = launchFor(sandbox, command, ctx, approval.network);
       if (background) return startBackground(tasks, command, launch, timeout, ctx);
       return runForeground(launch, (timeout ?? limits.defaultTimeoutSeconds) * 1000, limits, ctx);
     },
