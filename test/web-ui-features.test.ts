@@ -204,7 +204,10 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
       await page.waitForFunction((n) => document.querySelectorAll(".transcript article").length > n, before);
     }
     // Nothing twice: every message once, in order.
-    const texts = await transcript().locator("article").allInnerTexts();
+    // (A user message also carries its "Rewind to here" button.)
+    const texts = (await transcript().locator("article").allInnerTexts()).map((t) =>
+      t.replace(/\s*Rewind to here$/, ""),
+    );
     expect(texts).to.deep.equal(Array.from({ length: 400 }, (_, i) => `message number ${i}.`));
     await transcript().getByText("message number 0.", { exact: true }).waitFor();
     await earlier.waitFor({ state: "hidden" });
