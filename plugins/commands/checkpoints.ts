@@ -479,6 +479,15 @@ export class Checkpoints {
     }
   }
 
+  /** Resolves once no snapshot, restore or state write is running (the daemon stops only after that). */
+  async settled(): Promise<void> {
+    for (let round = 0; round < 10; round++) {
+      const pending = [...this.locks.values(), ...[...this.writes.values()].map((w) => w.done)];
+      await Promise.all(pending);
+      if (!this.writes.size && [...this.locks.values()].every((l) => pending.includes(l))) return;
+    }
+  }
+
   private locked<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.locks.get(sessionId) ?? Promise.resolve();
     const next = prev.then(fn, fn);

@@ -5,6 +5,7 @@ import {
   definePlugin,
   EventBusToken,
   PersonaRegistryToken,
+  type PluginContext,
   ProjectContextToken,
   ProviderRegistryToken,
   SessionServiceToken,
@@ -111,5 +112,13 @@ export default definePlugin({
       e.waitUntil(checkpoints.snapshot(e.sessionId, e.cwd));
     });
     ctx.events.on("session.deleted", ({ sessionId }) => void checkpoints.forget(sessionId));
+    running.set(ctx, checkpoints);
+  },
+  async stop(ctx) {
+    // Snapshots and state writes finish before the daemon reports itself stopped (nothing writes after that).
+    await running.get(ctx)?.settled();
   },
 });
+
+/** The plugin object is shared by every daemon in the process; its checkpoints belong to one registration. */
+const running = new WeakMap<PluginContext, Checkpoints>();
