@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { launchBrowser, signIn, watchPage } from "./support/browser.js";
+import { launchBrowser, signedInContext, watchPage } from "./support/browser.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "./support/fake-provider.js";
 
@@ -24,11 +24,7 @@ describe("web UI: command approvals and rules, in headless Chromium", function (
     browser = await launchBrowser();
     fake = await startFakeProvider();
     d = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" } } });
-    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    ctx.setDefaultTimeout(15_000);
-    const p = await ctx.newPage();
-    await signIn(p, d.baseUrl, d.token);
-    await p.close();
+    ctx = await signedInContext(browser, d);
   });
   after(async () => {
     await ctx?.close();

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
 /**
  * Headless Chromium for the web UI's tests: Debian's `chromium` (apt), driven by playwright-core. There is no
@@ -54,4 +54,18 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
   await page.getByLabel("Access token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("navigation", { name: "Sessions" }).waitFor();
+}
+
+/** A browser context at 1280x800, signed in to a daemon once (the cookie serves every page of it). */
+export async function signedInContext(
+  browser: Browser,
+  daemon: { baseUrl: string; token: string },
+  viewport = { width: 1280, height: 800 },
+): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ viewport });
+  ctx.setDefaultTimeout(15_000);
+  const page = await ctx.newPage();
+  await signIn(page, daemon.baseUrl, daemon.token);
+  await page.close();
+  return ctx;
 }
