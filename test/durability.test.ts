@@ -135,8 +135,7 @@ describe("durability: a stored message is synced to disk before it is announced"
         }
       } finally {
         await fake.close();
-        if (process.env.KEEP_TRACE) console.log(trace);
-        else rmSync(home, { recursive: true, force: true });
+        rmSync(home, { recursive: true, force: true });
       }
     });
   }
