@@ -1,12 +1,12 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
 import asyncStorePlugin from "./support/async-store.js";
+import { storeConfig } from "./support/stress/crash.js";
 
 type Json = Record<string, unknown>;
 
@@ -40,25 +40,9 @@ describe("a storage plugin in place of storage-sqlite", function () {
 
   it("keeps every guarantee across a SIGKILL on an asynchronous store: 202, one end per turn, exact replay", async () => {
     const { manifest } = asyncStorePlugin;
-    const pkg = join(home, "store-plugin");
-    mkdirSync(pkg);
-    writeFileSync(
-      join(pkg, "package.json"),
-      JSON.stringify({
-        name: "agentd-test-async-store",
-        main: fileURLToPath(new URL("./support/async-store.js", import.meta.url)),
-        agentd: { id: manifest.id, version: manifest.version, provides: manifest.provides, capabilities: ["storage"] },
-      }),
-    );
     writeFileSync(
       join(home, "config.json"),
-      JSON.stringify({
-        provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" },
-        plugins: [pkg],
-        disabledPlugins: ["storage-sqlite"],
-        pluginCapabilities: { [manifest.id]: ["storage"] },
-        pluginOptions: { [manifest.id]: { file: "async.db" } },
-      }),
+      JSON.stringify({ provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" }, ...storeConfig(home, "async") }),
     );
     const p = await spawnDaemon(home);
     let seenBefore: number[] = [];

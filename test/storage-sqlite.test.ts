@@ -193,7 +193,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
   describe("messages", () => {
     beforeEach(() => store.createSession(session("s")));
 
-    it("stores every field, assigns seqs and counts only user and texted assistant messages", () => {
+    it("stores every field, assigns seqs and counts only user and texted assistant messages", async () => {
       const before = store.getSession("s")?.updatedAt ?? "";
       const full: NewMessage = {
         role: "assistant",
@@ -203,8 +203,8 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
         meta: { turnMeta: { ms: 3 } },
         createdAt: at(9),
       };
-      const m1 = store.appendMessage("s", { role: "user", content: "hi", clientMessageId: "cm-1" });
-      const m2 = store.appendMessage("s", full);
+      const m1 = await store.appendMessage("s", { role: "user", content: "hi", clientMessageId: "cm-1" });
+      const m2 = await store.appendMessage("s", full);
       store.appendMessage("s", {
         role: "assistant",
         content: null,
@@ -267,7 +267,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(store.historyPage("s", 10).messages).to.have.length(13);
     });
 
-    it("truncates (undo): recounts, unindexes, and never reuses a seq", () => {
+    it("truncates (undo): recounts, unindexes, and never reuses a seq", async () => {
       store.appendMessage("s", { role: "user", content: "alpha question" });
       store.appendMessage("s", { role: "assistant", content: "alpha answer" });
       store.appendMessage("s", { role: "user", content: "beta question", clientMessageId: "b" });
@@ -278,7 +278,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(texts(store.historyPage("s", 10).messages)).to.deep.equal(["alpha question", "alpha answer"]);
       expect(store.searchMessages("beta")).to.deep.equal([]);
       expect(store.hasClientMessageId("s", "b")).to.equal(false);
-      expect(store.appendMessage("s", { role: "user", content: "again" }).seq).to.equal(5);
+      expect((await store.appendMessage("s", { role: "user", content: "again" })).seq).to.equal(5);
     });
 
     it("finds a message by client message id", () => {
@@ -366,7 +366,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
   });
 
   describe("file, schema and plugin", () => {
-    it("keeps everything across close and reopen; close is idempotent", () => {
+    it("keeps everything across close and reopen; close is idempotent", async () => {
       store.createSession(session("s", { title: "kept" }));
       store.appendMessage("s", { role: "user", content: "persisted words" });
       store.appendEvents("s", [{ seq: 1, ts: at(1), type: "x", json: "{}", ephemeral: false }]);
@@ -378,7 +378,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(store.searchMessages("persisted")).to.have.length(1);
       expect(store.readEvents("s", 0, 10)).to.have.length(1);
       expect(store.feedSeq()).to.equal(7);
-      expect(store.appendMessage("s", { role: "user", content: "next" }).seq).to.equal(2);
+      expect((await store.appendMessage("s", { role: "user", content: "next" })).seq).to.equal(2);
     });
 
     it("records the schema version, uses WAL and refuses a database from a newer version", () => {

@@ -190,15 +190,21 @@ export interface DaemonProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs `agentd serve --port 0` as a child process (for signals, SIGKILL recovery and CLI tests). */
+/**
+ * Runs `agentd serve --port 0` as a child process (for signals, SIGKILL recovery and CLI tests). `wrap`: a command
+ * the daemon runs under (e.g. `["strace", "-f", ...]`); the child is then that command, the daemon's pid is
+ * `info.pid`.
+ */
 export async function spawnDaemon(
   home: string,
   env: Record<string, string> = {},
   timeoutMs = 15_000,
+  wrap: string[] = [],
 ): Promise<DaemonProcess> {
   const file = join(home, "server.json");
   rmSync(file, { force: true });
-  const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--home", home], {
+  const argv = [...wrap, process.execPath, MAIN, "serve", "--port", "0", "--home", home];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     env: cleanEnv({ AGENTD_LOG_LEVEL: "warn", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -29,6 +29,7 @@ import {
   sessionToParams,
 } from "./rows.js";
 import { ftsAllTerms, type SearchTerm, searchTerms } from "./search.js";
+import { WalSync } from "./wal-sync.js";
 
 type Stmt<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 
@@ -83,7 +84,7 @@ export function openSqliteStore(file: string): SqliteSessionStore {
     db.pragma("foreign_keys = ON");
     db.pragma("cache_size = -1024"); // 1 MiB page cache (default 2 MiB): ~7-10 MiB less RSS after long turns (issue 16)
     migrate(db, file);
-    return new SqliteSessionStore(db);
+    return new SqliteSessionStore(db, file === ":memory:" ? undefined : new WalSync(file));
   } catch (err) {
     db.close();
     throw err;
@@ -93,6 +94,12 @@ export function openSqliteStore(file: string): SqliteSessionStore {
 /**
  * The SessionStore on SQLite. Every statement is prepared once; every write touching more than one row runs in a
  * transaction, so a crash never leaves a message without its session counters (or the FTS index out of step).
+ *
+ * Durability: commits survive the process dying as soon as they return (WAL, `synchronous = NORMAL`). A message
+ * append, which the turn announces to clients once it settles, also survives a power loss: its promise settles once
+ * the WAL is synced (`WalSync`, off the event loop, one sync for every commit made meanwhile). Events, deltas and
+ * session metadata are not waited for: what they announce is either rebuilt at the next start (the end of a turn) or
+ * carried by a message.
  */
 export class SqliteSessionStore implements SessionStore {
   private readonly listCache = new Map<string, ListStatements>();
@@ -114,7 +121,10 @@ export class SqliteSessionStore implements SessionStore {
   private readonly truncateTx: (id: string, fromSeq: number) => void;
   private readonly eventsTx: (id: string, events: EventToAppend[]) => void;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly wal?: WalSync,
+  ) {
     const q = prepareStatements(db);
     this.q = q;
 
@@ -292,14 +302,25 @@ export class SqliteSessionStore implements SessionStore {
 
   /* ---- messages ---- */
 
-  /** Several messages in one transaction (imports, forks). */
-  appendMessages(sessionId: string, msgs: NewMessage[]): void {
+  /** Several messages in one transaction (imports, forks); settles once they are durable. */
+  appendMessages(sessionId: string, msgs: NewMessage[]): void | Promise<void> {
     this.batch(() => {
-      for (const m of msgs) this.appendMessage(sessionId, m);
+      for (const m of msgs) this.append(sessionId, m);
     });
+    return this.wal?.sync();
   }
 
-  appendMessage(sessionId: string, msg: NewMessage): StoredMessage {
+  /**
+   * Committed when it returns; settles once durable (on a database file: after the WAL sync, see the class). An
+   * in-memory database answers synchronously.
+   */
+  appendMessage(sessionId: string, msg: NewMessage): StoredMessage | Promise<StoredMessage> {
+    const stored = this.append(sessionId, msg);
+    // Inside `batch` the commit is the batch's: its caller decides when it is durable.
+    return this.wal && !this.db.inTransaction ? this.wal.sync().then(() => stored) : stored;
+  }
+
+  private append(sessionId: string, msg: NewMessage): StoredMessage {
     this.entries.delete(sessionId);
     const stored = this.appendTx(sessionId, msg);
     const cached = this.contextCache.get(sessionId);
@@ -474,6 +495,7 @@ export class SqliteSessionStore implements SessionStore {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.wal?.close();
     this.db.close();
   }
 }

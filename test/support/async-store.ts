@@ -49,7 +49,8 @@ export function asyncStore(server: SqliteSessionStore): SessionStore {
     const result = tail.then(async () => {
       await nextTurn();
       const fn = server[method] as (...a: unknown[]) => unknown;
-      const value = fn.apply(server, args);
+      // The server's own promise (a durable write) settles first.
+      const value = await fn.apply(server, args);
       return value === undefined ? undefined : structuredClone(value);
     });
     tail = result.catch(() => {});

@@ -1,15 +1,20 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { expect } from "chai";
 import { type DaemonProcess, makeTempHome, spawnDaemon } from "../../../testing/daemon.js";
 import { type ChatRequestBody, type FakeProvider, startFakeProvider, turn } from "../../../testing/fake-provider.js";
-import type { SseClient } from "../../../testing/sse.js";
+import type { SseClient, SseFrame } from "../../../testing/sse.js";
+import asyncStorePlugin from "../async-store.js";
 import { type Rng, seededRng } from "./rng.js";
 
 /** Where a cycle kills the daemon. */
-export type KillPoint = "after-202" | "streaming" | "tool" | "compaction" | "random";
-export const KILL_POINTS: KillPoint[] = ["after-202", "streaming", "tool", "compaction", "random"];
+export type KillPoint = "after-202" | "streaming" | "tool" | "compaction" | "random" | "announced";
+export const KILL_POINTS: KillPoint[] = ["after-202", "streaming", "tool", "compaction", "random", "announced"];
+
+/** The session store of the daemon under test: the built-in SQLite one, or the asynchronous test store on a file. */
+export type CrashStore = "sqlite" | "async";
 
 export interface CrashStats {
   cycles: number;
@@ -17,7 +22,13 @@ export interface CrashStats {
   acceptedTurns: number;
   recoveredEnds: number;
   lostMessages: number;
+  /** Messages (and tool results) a live client was shown complete, with their number, that the store lacks. */
+  lostAnnounced: number;
+  /** How many such announcements were checked. */
+  announcedChecked: number;
   integrityFailures: number;
+  /** What was lost, for the failure message. */
+  losses: string[];
 }
 
 interface Accepted {
@@ -39,15 +50,15 @@ export async function runCrashCycles(opts: {
   cycles: number;
   seed: number;
   points?: KillPoint[];
+  store?: CrashStore;
 }): Promise<CrashStats> {
   const rng = seededRng(opts.seed);
   const fake = await startFakeProvider();
   const home = makeTempHome("agentd-crash-");
   // A small context window makes the second turn of a "compaction" cycle compact first.
-  writeFileSync(
-    join(home, "config.json"),
-    JSON.stringify({ provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" }, contextWindow: 1000 }),
-  );
+  const config = { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" }, contextWindow: 1000 };
+  writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, ...storeConfig(home, opts.store) }));
+  const dbFile = join(home, opts.store === "async" ? ASYNC_DB : "agentd.db");
   const accepted: Accepted[] = [];
   const turnsPerSession = new Map<string, number>();
   const stats: CrashStats = {
@@ -56,8 +67,12 @@ export async function runCrashCycles(opts: {
     acceptedTurns: 0,
     recoveredEnds: 0,
     lostMessages: 0,
+    lostAnnounced: 0,
+    announcedChecked: 0,
     integrityFailures: 0,
+    losses: [],
   };
+  const announced: SseFrame[][] = [];
   const accept = (sessionId: string, clientMessageId: string) => {
     accepted.push({ sessionId, clientMessageId });
     turnsPerSession.set(sessionId, (turnsPerSession.get(sessionId) ?? 0) + 1);
@@ -74,17 +89,24 @@ export async function runCrashCycles(opts: {
       const sse = await p.client.sse(`/sessions/${id}/events`);
       try {
         await killDuring(point, p, sse, fake, id, tag, rng, accept);
+        await p.exited;
       } finally {
         sse.close();
       }
-      await p.exited;
+      // Every frame the client got left the daemon before it died (the kill may land a few frames after the one
+      // that triggered it).
+      announced.push(sse.frames.slice());
       stats.cycles++;
       stats.byPoint[point] = (stats.byPoint[point] ?? 0) + 1;
-      if (!integrityOk(home)) stats.integrityFailures++;
+      if (!integrityOk(dbFile)) stats.integrityFailures++;
       p = await spawnDaemon(home);
       const check = await verify(p, accepted, turnsPerSession);
       stats.lostMessages += check.lost;
       stats.recoveredEnds = check.recovered;
+      const shown = await verifyAnnounced(p, id, announced.at(-1) ?? []);
+      stats.announcedChecked += shown.checked;
+      stats.lostAnnounced += shown.lost.length;
+      stats.losses.push(...shown.lost.map((l) => `cycle ${i} (${point}): ${l}`));
     }
   } finally {
     if (p) {
@@ -160,7 +182,56 @@ async function killDuring(
       kill();
       return;
     }
+    case "announced": {
+      // A turn of several model calls and tool results, killed the moment the client is shown one of its stored
+      // things (the user message, an assistant message, a tool result), chosen at random.
+      const todo = (n: number) => ({
+        toolCall: {
+          id: `call-${tag}-${n}`,
+          name: "todo_write",
+          arguments: JSON.stringify({ todos: [{ content: `${tag} ${n}`, status: "completed" }] }),
+        },
+      });
+      fake.scriptFor(
+        mine,
+        turn({ content: `first ${tag}` }, todo(1)),
+        turn({ content: `second ${tag}` }, todo(2)),
+        turn({ content: `done ${tag}` }),
+      );
+      const kinds = ["user_message", "assistant_message", "tool_end"];
+      const kind = kinds[rng.int(kinds.length)] as string;
+      const nth = kind === "user_message" ? 0 : rng.int(kind === "tool_end" ? 2 : 3);
+      const shown = sse.waitFor((f) => f.json?.type === kind && sse.ofType(kind).indexOf(f) === nth, 15_000);
+      await chat(`work ${tag}`, `${tag}-a`);
+      await shown;
+      kill();
+      return;
+    }
   }
+}
+
+const ASYNC_DB = "async.db";
+
+/** The config that puts the asynchronous test store (on a file in the home, so it outlives a SIGKILL) in place. */
+export function storeConfig(home: string, store: CrashStore | undefined): Record<string, unknown> {
+  if (store !== "async") return {};
+  const { manifest } = asyncStorePlugin;
+  const pkg = join(home, "store-plugin");
+  mkdirSync(pkg);
+  writeFileSync(
+    join(pkg, "package.json"),
+    JSON.stringify({
+      name: "agentd-test-async-store",
+      main: fileURLToPath(new URL("../async-store.js", import.meta.url)),
+      agentd: { id: manifest.id, version: manifest.version, provides: manifest.provides, capabilities: ["storage"] },
+    }),
+  );
+  return {
+    plugins: [pkg],
+    disabledPlugins: ["storage-sqlite"],
+    pluginCapabilities: { [manifest.id]: ["storage"] },
+    pluginOptions: { [manifest.id]: { file: ASYNC_DB } },
+  };
 }
 
 /** Resolves when the fake provider has received a request matching `pred` (polled: it is another component). */
@@ -175,8 +246,8 @@ async function waitForRequest(fake: FakeProvider, pred: (b: ChatRequestBody) => 
   }
 }
 
-function integrityOk(home: string): boolean {
-  const db = new Database(join(home, "agentd.db"), { readonly: true });
+function integrityOk(file: string): boolean {
+  const db = new Database(file, { readonly: true });
   try {
     const rows = db.pragma("integrity_check") as Array<{ integrity_check: string }>;
     return rows.length === 1 && rows[0]?.integrity_check === "ok";
@@ -225,4 +296,48 @@ async function verify(
   }
   expect(lost, "acknowledged messages missing after the crash").to.equal(0);
   return { lost, recovered };
+}
+
+interface ShownMessage {
+  role: string;
+  seq?: number;
+  content: unknown;
+  toolCalls?: Array<{ id: string; status: string }>;
+}
+
+/**
+ * What the live client of the killed session was shown as stored must be in the store after the restart: every
+ * `user_message` (by its seq), every `assistant_message` (by its messageSeq, with its text) and every `tool_end`
+ * (the result of its call). Read through GET /sessions/{id}, as a client reloading the session would.
+ */
+async function verifyAnnounced(
+  p: DaemonProcess,
+  id: string,
+  frames: SseFrame[],
+): Promise<{ checked: number; lost: string[] }> {
+  const view = await p.client.get(`/sessions/${id}?turns=100000`);
+  expect(view.status).to.equal(200);
+  const messages = view.body.messages as ShownMessage[];
+  const bySeq = new Map(messages.filter((m) => m.seq !== undefined).map((m) => [m.seq, m]));
+  const results = new Map(messages.flatMap((m) => m.toolCalls ?? []).map((c) => [c.id, c.status]));
+  const lost: string[] = [];
+  let checked = 0;
+  for (const f of frames) {
+    const e = f.json;
+    if (e?.type === "user_message") {
+      checked++;
+      if (bySeq.get(e.message.seq)?.role !== "user") lost.push(`user message ${e.message.seq}`);
+    } else if (e?.type === "assistant_message") {
+      checked++;
+      const m = bySeq.get(e.messageSeq);
+      if (m?.role !== "assistant" || (m.content ?? "") !== (e.content ?? "")) {
+        lost.push(`assistant message ${e.messageSeq} ${JSON.stringify(e.content)}`);
+      }
+    } else if (e?.type === "tool_end") {
+      checked++;
+      const status = results.get(e.id);
+      if (status === undefined || status === "running") lost.push(`tool result of ${e.id}`);
+    }
+  }
+  return { checked, lost };
 }

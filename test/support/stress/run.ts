@@ -41,7 +41,7 @@ const suites: Record<string, Suite> = {
   },
   async crash() {
     const s = await runCrashCycles({ cycles: Number(process.env.STRESS_CRASH_CYCLES ?? 100), seed });
-    return { ok: s.lostMessages === 0 && s.integrityFailures === 0, figures: { seed, ...s } };
+    return { ok: s.lostMessages === 0 && s.lostAnnounced === 0 && s.integrityFailures === 0, figures: { seed, ...s } };
   },
   async auth() {
     const d = await startTestDaemon();
