@@ -5,6 +5,7 @@ import {
   definePlugin,
   HostInfoToken,
   type NetworkPolicy,
+  type PluginContext,
   type Sandbox,
   type SandboxConfig,
   type SandboxRequest,
@@ -70,28 +71,34 @@ export default definePlugin({
       : found.file
         ? { ...base, enabled: false, kind: "bubblewrap", reason: "checking" }
         : { ...base, enabled: false, kind: "none", reason: found.reason };
-    let checked: Promise<SandboxStatus> = Promise.resolve(current);
-    if (found.file) {
-      const bwrap = found.file;
-      checked = probeSandbox(bwrap, confinement, ctx.home).then(
-        (reason) =>
-          (current = reason
-            ? { ...base, enabled: false, kind: "none", reason }
-            : { ...base, enabled: true, kind: "bubblewrap" }),
-        (err: Error) =>
-          (current = { ...base, enabled: false, kind: "none", reason: `self-check failed: ${err.message}` }),
+    const unconfined = (reason: string) => {
+      ctx.log.warn({ reason }, "sandbox: commands cannot be confined; each one is asked about");
+    };
+    const selfCheck = async (): Promise<SandboxStatus> => {
+      if (!found.file) {
+        if (!off) unconfined(current.reason ?? "unavailable");
+        return current;
+      }
+      const reason = await probeSandbox(found.file, confinement, ctx.home).catch(
+        (err: Error) => `self-check failed: ${err.message}`,
       );
-      void checked.then((s) =>
-        s.enabled
-          ? ctx.log.info({ bwrap, network: s.network }, "sandbox: commands run confined (bubblewrap)")
-          : ctx.log.warn({ reason: s.reason }, "sandbox: commands cannot be confined; each one is asked about"),
-      );
-    } else if (!off) {
-      ctx.log.warn({ reason: current.reason }, "sandbox: commands cannot be confined; each one is asked about");
-    }
+      current = reason
+        ? { ...base, enabled: false, kind: "none", reason }
+        : { ...base, enabled: true, kind: "bubblewrap" };
+      if (reason) unconfined(reason);
+      else ctx.log.info({ bwrap: found.file, network: current.network }, "sandbox: commands run confined (bubblewrap)");
+      return current;
+    };
+    // Run once, from start() or from the first command that comes before it; commands wait for the outcome.
+    let checked: Promise<SandboxStatus> | undefined;
+    const ready = () => {
+      checked ??= selfCheck();
+      return checked;
+    };
+    selfChecks.set(ctx, ready);
     const allow = opts.env ?? [];
     const sandbox: Sandbox = {
-      ready: () => checked,
+      ready,
       status: () => current,
       networkPolicy(cwd) {
         const dir = real(cwd);
@@ -112,4 +119,11 @@ export default definePlugin({
     };
     ctx.services.provide(SandboxToken, Object.freeze(sandbox));
   },
+  start(ctx) {
+    // Not awaited: the daemon listens at once; commands wait for the outcome (fail closed until then).
+    void selfChecks.get(ctx)?.();
+  },
 });
+
+/** The plugin object is shared by every daemon in the process; its self-check belongs to one registration. */
+const selfChecks = new WeakMap<PluginContext, () => Promise<SandboxStatus>>();
