@@ -176,6 +176,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     },
     sseClients: () => hub.size,
     sseQueuedBytes: () => hub.queuedBytes,
+    database: () => services.get(SessionStoreToken).status?.() ?? { kind: "custom", connected: true },
   };
   const runningCount = () => sessions().turnController.running().length;
   const sandbox = () => services.tryGet(SandboxToken)?.status();

@@ -13,6 +13,7 @@ import type {
   SessionStore,
   StoredEvent,
   StoredMessage,
+  StoreStatus,
 } from "../../core/index.js";
 import { ApiError } from "../../core/index.js";
 import { migrate } from "./migrations.js";
@@ -465,6 +466,14 @@ export class SqliteSessionStore implements SessionStore {
       this.contextChars = 0;
       throw err;
     }
+  }
+
+  status(): StoreStatus {
+    return {
+      kind: "sqlite",
+      url: this.db.name === ":memory:" ? undefined : `file:${this.db.name}`,
+      connected: !this.closed,
+    };
   }
 
   close(): void {
