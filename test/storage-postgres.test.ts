@@ -320,6 +320,32 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       }
     });
 
+    it("reconnects by itself after the server restarted, and says whether it is connected meanwhile", async () => {
+      const url = await cluster.createDatabase();
+      const d = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } });
+      try {
+        const id = await d.createSession({ title: "kept across a restart" });
+        expect((await d.get("/server/status")).body.database).to.deep.include({ kind: "postgres", connected: true });
+        cluster.stop();
+        try {
+          const during = await d.get("/sessions");
+          expect(during.status).to.equal(503);
+          expect(during.body.error).to.match(
+            /^the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ is unavailable: /,
+          );
+          expect((await d.get("/server/status")).body.database.connected).to.equal(false);
+        } finally {
+          cluster.start();
+        }
+        const after = await d.get("/sessions");
+        expect(after.status).to.equal(200);
+        expect(after.body.map((s: { id: string }) => s.id)).to.deep.equal([id]);
+        expect((await d.get("/server/status")).body.database.connected).to.equal(true);
+      } finally {
+        await d.cleanup();
+      }
+    });
+
     it("takes the URL from the config key database.url", async () => {
       const url = await cluster.createDatabase();
       const d = await startTestDaemon({ config: { database: { url } } });

@@ -38,7 +38,7 @@ export function causeOf(err: unknown): string {
  * Whether an error may have left the connection unusable: anything but a statement the server refused (a SQLSTATE
  * outside the connection-exception and operator-intervention classes) or an error of the store's own making.
  */
-function connectionBroken(err: unknown): boolean {
+export function connectionBroken(err: unknown): boolean {
   if (err instanceof ApiError) return false;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return /^(08|57)/.test(code);
@@ -79,13 +79,22 @@ export class SerialConnection {
   run<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const result = this.tail.then(async () => {
       const client = await this.pool.connect();
+      // The pool listens for errors of idle connections only: one that fails between two statements of `fn` (the
+      // server shut down) must not be an uncaught error; its next statement fails and the connection is dropped.
+      let lost: Error | undefined;
+      const onError = (err: Error) => {
+        lost = err;
+      };
+      client.on("error", onError);
       try {
         const value = await fn(client);
-        client.release();
+        client.off("error", onError);
+        client.release(lost);
         return value;
       } catch (err) {
+        client.off("error", onError);
         // A broken connection must not go back to the pool; one that only refused a statement may.
-        client.release(connectionBroken(err) ? (err as Error) : undefined);
+        client.release(lost ?? (connectionBroken(err) ? (err as Error) : undefined));
         throw err;
       }
     });

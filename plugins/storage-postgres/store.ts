@@ -29,7 +29,7 @@ import {
   sessionFromRow,
   sessionToParams,
 } from "../storage-sqlite/rows.js";
-import { causeOf, checkUrl, redactUrl, SerialConnection } from "./connection.js";
+import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from "./connection.js";
 import { migratePg } from "./migrations.js";
 import { listFilter, pgTerms } from "./search.js";
 
@@ -155,8 +155,10 @@ export class PostgresSessionStore implements SessionStore {
       this.lastOk = true;
       return v;
     } catch (err) {
-      if (!(err instanceof ApiError) && typeof (err as { code?: unknown }).code !== "string") this.lastOk = false;
-      throw err;
+      if (!connectionBroken(err)) throw err;
+      this.lastOk = false;
+      // The server went away (or cannot be reached): a clear 503, not an internal error; the next call reconnects.
+      throw new ApiError(503, `the database ${this.redacted} is unavailable: ${causeOf(err)}`);
     }
   }
 

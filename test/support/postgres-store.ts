@@ -20,7 +20,7 @@ export default definePlugin({
   register(ctx) {
     let url = databases.get(ctx.home);
     if (!url) {
-      url = pgCluster().then((c) => c.createDatabase());
+      url = pgCluster().then((c) => c.createDatabase(undefined, { migrated: true }));
       databases.set(ctx.home, url);
     }
     const store = new PostgresSessionStore({ url });

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { PostgresSessionStore } from "../../plugins/storage-postgres/store.js";
 
 /**
  * A throwaway PostgreSQL cluster for the tests: Debian's postgresql (the binaries under /usr/lib/postgresql/<n>/bin,
@@ -16,8 +17,11 @@ export interface PgCluster {
   readonly dir: string;
   /** postgres://postgres@127.0.0.1:<port>/<db> */
   url(db: string): string;
-  /** Creates an empty database and returns its URL. */
-  createDatabase(name?: string): Promise<string>;
+  /**
+   * Creates a database and returns its URL: empty, or with `migrated` a copy of one the store has already brought to
+   * the current schema (what a daemon finds on a database another one set up; quicker than migrating each).
+   */
+  createDatabase(name?: string, opts?: { migrated?: boolean }): Promise<string>;
   /** Stops the server (`pg_ctl stop -m fast`), keeping the data: a test of a database that went away. */
   stop(): void;
   /** Starts it again on the same port. */
@@ -122,14 +126,9 @@ async function startCluster(): Promise<PgCluster> {
     port,
     dir,
     url,
-    async createDatabase(name = `agentd_${process.pid}_${++counter}`) {
-      const admin = new pg.Client({ connectionString: url("postgres") });
-      await admin.connect();
-      try {
-        await admin.query(`CREATE DATABASE "${name.replaceAll('"', "")}"`);
-      } finally {
-        await admin.end();
-      }
+    async createDatabase(name = `agentd_${process.pid}_${++counter}`, opts = {}) {
+      const template = opts.migrated ? await migratedTemplate(url) : "template0";
+      await admin(url, `CREATE DATABASE "${name.replaceAll('"', "")}" TEMPLATE ${template}`);
       return url(name);
     },
     stop() {
@@ -141,4 +140,32 @@ async function startCluster(): Promise<PgCluster> {
       running = true;
     },
   };
+}
+
+async function admin(url: (db: string) => string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url("postgres") });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let template: Promise<string> | undefined;
+
+/** A database migrated by the store once, the template of the `migrated` databases. */
+function migratedTemplate(url: (db: string) => string): Promise<string> {
+  template ??= (async () => {
+    const name = "agentd_migrated_template";
+    await admin(url, `CREATE DATABASE ${name} TEMPLATE template0`);
+    const store = new PostgresSessionStore({ url: url(name) });
+    try {
+      await store.opened();
+    } finally {
+      await store.close();
+    }
+    return name;
+  })();
+  return template;
 }
