@@ -58,6 +58,8 @@ describe("web UI: Rewind to here (headless Chromium)", function () {
     const second = page.locator("article.msg.user", { hasText: "second change" });
     await second.getByRole("button", { name: "Rewind to here" }).click();
     const group = second.getByRole("group", { name: "Rewind" });
+    // The preview is fetched when the panel opens: wait for it (a slower store answers later).
+    await group.locator("li").first().waitFor();
     expect(await group.locator("li").allInnerTexts()).to.deep.equal(["a.txt restored", "two.txt removed"]);
     await group.getByRole("button", { name: "Rewind code and conversation" }).click();
     await page.locator("article.msg.user", { hasText: "second change" }).waitFor({ state: "detached" });
