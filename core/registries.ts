@@ -85,7 +85,14 @@ export interface DaemonSettings {
 export const SettingsToken = createToken<DaemonSettings>("settings", { capability: "secrets" });
 
 /** Top-level config keys `HostInfo.config` does not give out (they hold secrets or other plugins' options). */
-export const SECRET_CONFIG_KEYS: readonly string[] = ["provider", "mcpServers", "pluginOptions", "auth", "token"];
+export const SECRET_CONFIG_KEYS: readonly string[] = [
+  "provider",
+  "mcpServers",
+  "pluginOptions",
+  "auth",
+  "token",
+  "database",
+];
 
 /** What every plugin may know about the daemon: no secrets (current values, read on each access). */
 export interface HostInfo {

@@ -135,7 +135,20 @@ export interface SessionStore {
    */
   appendBatch?(batch: EventBatch): Awaitable<void>;
 
+  /** Optional: what the store is and whether it is reachable (`/server/status`). */
+  status?(): StoreStatus;
+
   close(): Awaitable<void>;
+}
+
+/** What `/server/status` shows of the store's database. */
+export interface StoreStatus {
+  /** e.g. "sqlite", "postgres". */
+  kind: string;
+  /** Where it is, any password replaced by `***`. */
+  url?: string;
+  /** Whether the last use of the connection succeeded. */
+  connected: boolean;
 }
 
 export const SessionStoreToken = createToken<SessionStore>("session-store");

@@ -57,6 +57,10 @@ export const ConfigSchema = T.Object(
     contextWindow: T.Optional(T.Integer({ minimum: 1000 })),
     mcpServers: T.Optional(T.Record(T.String(), T.Object({}, { additionalProperties: true }))),
     hooks: T.Optional(T.Object({}, { additionalProperties: true })),
+    /** The team server's database (AGENTD_DATABASE_URL wins): sessions live there instead of <home>/agentd.db. */
+    database: T.Optional(
+      T.Object({ url: T.Optional(T.String({ pattern: "^postgres(ql)?://" })) }, { additionalProperties: false }),
+    ),
     sandbox: T.Optional(SandboxConfigSchema),
     permissions: T.Optional(PermissionsConfigSchema),
   },

@@ -136,8 +136,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     bus,
     log,
     home,
-    options: (cfg.pluginOptions ?? {}) as Record<string, object>,
-    disabled: cfg.disabledPlugins ?? [],
+    ...storageChoice(cfg, env),
     granted: cfg.pluginCapabilities ?? {},
   };
   const pluginHost = new PluginHost(hostOptions);
@@ -177,6 +176,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     },
     sseClients: () => hub.size,
     sseQueuedBytes: () => hub.queuedBytes,
+    database: () => services.get(SessionStoreToken).status?.() ?? { kind: "custom", connected: true },
   };
   const runningCount = () => sessions().turnController.running().length;
   const sandbox = () => services.tryGet(SandboxToken)?.status();
@@ -190,8 +190,16 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       "no session store: the storage-sqlite plugin is disabled or failed, and no other plugin provides the store",
     );
   }
-  // The store comes from a plugin: the log reads the feed's position from it before anything is published.
-  await services.get(SessionEventLogToken).open();
+  // The store comes from a plugin: the log reads the feed's position from it before anything is published. A store
+  // that cannot open (a database that is unreachable or fails to migrate) stops the daemon with its reason.
+  await services
+    .get(SessionEventLogToken)
+    .open()
+    .catch(async (err: unknown) => {
+      await pluginHost.stop();
+      flush();
+      throw new DaemonStartError(err instanceof Error ? err.message : String(err));
+    });
   await pluginHost.start();
   const sessionService = sessions();
   projectPlugins = await startProjectPlugins({
@@ -300,6 +308,21 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       return stopping;
     },
   };
+}
+
+/**
+ * The session store: `storage-postgres` on the database `AGENTD_DATABASE_URL` (or the config key `database.url`)
+ * names, else the built-in `storage-sqlite`; the other one is disabled.
+ */
+function storageChoice(
+  cfg: LoadedConfig["config"],
+  env: NodeJS.ProcessEnv,
+): { options: Record<string, object>; disabled: string[] } {
+  const options = (cfg.pluginOptions ?? {}) as Record<string, object>;
+  const disabled = cfg.disabledPlugins ?? [];
+  const url = env.AGENTD_DATABASE_URL || cfg.database?.url;
+  if (!url) return { options, disabled: [...disabled, "storage-postgres"] };
+  return { options: { ...options, "storage-postgres": { url } }, disabled: [...disabled, "storage-sqlite"] };
 }
 
 function brokenSource(spec: string, message: string): PluginSource {

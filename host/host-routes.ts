@@ -4,6 +4,7 @@ import { type AnyRoute, defineRoute } from "../core/routes.js";
 import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
 import type { SessionService } from "../core/sessions.js";
+import type { StoreStatus } from "../core/store.js";
 import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
 import type { PluginStatus } from "./loader.js";
@@ -19,6 +20,7 @@ export interface HostInfo {
   openApi(): Record<string, unknown>;
   sseClients(): number;
   sseQueuedBytes(): number;
+  database(): StoreStatus;
 }
 
 const PluginStatusSchema = T.Object(
@@ -56,7 +58,15 @@ const DaemonStatusSchema = T.Object(
     foreground: T.Boolean(),
     version: T.String(),
     apiVersion: T.String(),
-    instanceId: T.String(),
+    instanceId: T.String({ description: "This daemon's id (also among the daemons of a team on one database)" }),
+    database: T.Object(
+      {
+        kind: T.String({ description: "sqlite, postgres, or what another storage plugin reports" }),
+        url: T.Optional(T.String({ description: "Where the sessions are kept, any password shown as ***" })),
+        connected: T.Boolean({ description: "The last use of the database succeeded" }),
+      },
+      { title: "DatabaseStatus" },
+    ),
     sessions: T.Object({ running: T.Integer() }),
     sseClients: T.Integer(),
     sseQueuedBytes: T.Integer({ description: "Bytes queued for all SSE clients (bounded per client)" }),
@@ -153,6 +163,7 @@ export function hostRoutes(
             version: info.version,
             apiVersion: "1.0.0",
             instanceId: info.instanceId,
+            database: info.database(),
             sessions: { running: running() },
             sseClients: info.sseClients(),
             sseQueuedBytes: info.sseQueuedBytes(),

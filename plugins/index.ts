@@ -13,6 +13,7 @@ import sessions from "./sessions/index.js";
 import settings from "./settings/index.js";
 import share from "./share/index.js";
 import ssh from "./ssh/index.js";
+import storagePostgres from "./storage-postgres/index.js";
 import storageSqlite from "./storage-sqlite/index.js";
 import themes from "./themes/index.js";
 import toolsFs from "./tools-fs/index.js";
@@ -25,6 +26,7 @@ import worktrees from "./worktrees/index.js";
 /** The built-in plugins, in a sensible default order (the loader still orders them by `requires`). */
 export const builtinPlugins: Plugin[] = [
   storageSqlite,
+  storagePostgres,
   project,
   personas,
   sessions,

@@ -52,8 +52,8 @@ const result = await build({
   minifySyntax: true,
   sourcemap: true,
   // Native; cosmiconfig (CommonJS, imported dynamically: a split chunk would give it only a default export; loaded
-  // only when a config file exists); the clients (terminal, ACP): not the daemon, loaded only by their commands.
-  external: ["better-sqlite3", "cosmiconfig", "../clients/*"],
+  // only when a config file exists); pg (CommonJS, loaded only with a database URL); the clients (terminal, ACP): not the daemon, loaded only by their commands.
+  external: ["better-sqlite3", "cosmiconfig", "pg", "../clients/*"],
   // CommonJS dependencies inside an ES module bundle need a `require`.
   banner: {
     js: 'import { createRequire as __agentdCreateRequire } from "node:module"; const require = __agentdCreateRequire(import.meta.url);',

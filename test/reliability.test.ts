@@ -1,8 +1,9 @@
 import { expect } from "chai";
-import { EventBus, emptyUsage, SessionEventLog, silentLogger } from "../core/index.js";
+import { EventBus, SessionEventLog, silentLogger } from "../core/index.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
+import { sessionRecord } from "./support/session-record.js";
 import { rawRequest } from "./support/stress/http.js";
 import { deref, operations } from "./support/stress/openapi-ops.js";
 
@@ -137,22 +138,7 @@ describe("reliability: bounded per-session memory", () => {
     const at = "2024-01-01T00:00:00.000Z";
     const ids = Array.from({ length: 5000 }, (_, i) => `s${i}`);
     for (const id of ids) {
-      store.createSession({
-        id,
-        title: null,
-        pinned: false,
-        persona: "default",
-        model: "m",
-        cwd: "/tmp",
-        mode: "build",
-        isSandbox: false,
-        shareToken: null,
-        messageCount: 0,
-        usage: emptyUsage(),
-        createdAt: at,
-        updatedAt: at,
-        meta: {},
-      });
+      store.createSession(sessionRecord(id, { createdAt: at, updatedAt: at }));
     }
     // One event per session per tick, as the daemon writes them (the log flushes at the end of every tick).
     const publish = (id: string, message: string) => {

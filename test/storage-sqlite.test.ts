@@ -9,26 +9,9 @@ import { type SessionStore, SessionStoreToken } from "../core/store.js";
 import storagePlugin from "../plugins/storage-sqlite/index.js";
 import { migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
 import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
+import { sessionRecord } from "./support/session-record.js";
 
-function session(id: string, over: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    id,
-    title: null,
-    pinned: false,
-    persona: "default",
-    model: "m",
-    cwd: "/tmp",
-    mode: "build",
-    isSandbox: false,
-    shareToken: null,
-    messageCount: 0,
-    usage: emptyUsage(),
-    createdAt: "2024-01-01T00:00:00.000Z",
-    updatedAt: "2024-01-01T00:00:00.000Z",
-    meta: {},
-    ...over,
-  };
-}
+const session = sessionRecord;
 
 const at = (n: number) => new Date(Date.UTC(2024, 0, 1) + n * 1000).toISOString();
 const ids = (r: { sessions: SessionRecord[] }) => r.sessions.map((s) => s.id);

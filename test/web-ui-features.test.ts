@@ -191,7 +191,7 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);
     for (let i = 0; i < 400; i++) {
-      store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message number ${i}.` });
+      await store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message number ${i}.` });
     }
     await page.goto(`${d.baseUrl}/#/s/${id}`);
     await transcript().getByText("message number 399.").waitFor();

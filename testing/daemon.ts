@@ -139,7 +139,9 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
     builtins: opts.builtins,
     validateResponses: true,
   };
-  dopts.builtins = await withTestStore(opts.builtins);
+  // A test that names its own database (the team server's tests) keeps the store that database selects.
+  const ownDatabase = opts.env?.AGENTD_DATABASE_URL !== undefined || opts.config?.database !== undefined;
+  if (!ownDatabase) dopts.builtins = await withTestStore(opts.builtins);
   const daemon = await startDaemon(dopts);
   const client = new ApiClient(daemon.url, daemon.info.token);
   let stopped = false;
@@ -165,7 +167,7 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
 /**
  * `AGENTD_TEST_STORE=<module>`: every daemon of the run stores its sessions through the plugin that module exports
  * by default (in place of `storage-sqlite`), so a whole black-box suite proves a storage plugin. Daemons started as
- * child processes (`spawnDaemon`) keep the built-in store.
+ * child processes (`spawnDaemon`), and daemons given a database (`AGENTD_DATABASE_URL`, `database`), keep their own.
  */
 async function withTestStore(builtins: PluginSource[] | undefined): Promise<PluginSource[] | undefined> {
   const spec = process.env.AGENTD_TEST_STORE;

@@ -712,7 +712,9 @@ export interface components {
       foreground: boolean;
       version: string;
       apiVersion: string;
+      /** @description This daemon's id (also among the daemons of a team on one database) */
       instanceId: string;
+      database: components["schemas"]["DatabaseStatus"];
       sessions: {
         running: number;
       };
@@ -725,6 +727,15 @@ export interface components {
       };
       plugins: components["schemas"]["PluginStatus"][];
       sandbox: components["schemas"]["SandboxStatus"];
+    };
+    /** DatabaseStatus */
+    DatabaseStatus: {
+      /** @description sqlite, postgres, or what another storage plugin reports */
+      kind: string;
+      /** @description Where the sessions are kept, any password shown as *** */
+      url?: string;
+      /** @description The last use of the database succeeded */
+      connected: boolean;
     };
     /**
      * DecisionStateEvent

@@ -10,6 +10,15 @@ import type {
 } from "../../core/index.js";
 import { emptyUsage } from "../../core/index.js";
 
+/** A session's columns (`sessionFromRow`), a listing's (`entryFromRaw`, in this order) and a message's. */
+export const SESSION_COLS = `s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.share_token,
+  s.message_count, s.usage, s.meta, s.created_at, s.updated_at`;
+export const ENTRY_COLS =
+  "s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.message_count, s.created_at, s.updated_at";
+export const MESSAGE_COLS = `seq, role, content, tool_calls, tool_call_id, tool_name, thinking, client_message_id, in_context,
+  created_at, meta`;
+export const LIST_ORDER = "ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC";
+
 /** A `sessions` row as better-sqlite3 returns it. */
 export interface SessionRow {
   id: string;

@@ -13,17 +13,22 @@ import type {
   SessionStore,
   StoredEvent,
   StoredMessage,
+  StoreStatus,
 } from "../../core/index.js";
 import { ApiError } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import {
+  ENTRY_COLS,
   type EntryRaw,
   entryFromRaw,
+  LIST_ORDER,
+  MESSAGE_COLS,
   type MessageRaw,
   type MessageRow,
   messageFromRaw,
   messageFromRow,
   messageToParams,
+  SESSION_COLS,
   type SessionRow,
   sessionFromRow,
   sessionToParams,
@@ -33,14 +38,6 @@ import { WalSync } from "./wal-sync.js";
 
 type Stmt<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 
-const SESSION_COLS = `s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.share_token,
-  s.message_count, s.usage, s.meta, s.created_at, s.updated_at`;
-/** The listing's columns, read as arrays (`raw` mode: cheaper than better-sqlite3's row objects), see `entryFromRaw`. */
-const ENTRY_COLS =
-  "s.id, s.title, s.pinned, s.persona, s.model, s.cwd, s.mode, s.is_sandbox, s.message_count, s.created_at, s.updated_at";
-const MESSAGE_COLS = `seq, role, content, tool_calls, tool_call_id, tool_name, thinking, client_message_id, in_context,
-  created_at, meta`;
-const LIST_ORDER = "ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC";
 const DEFAULT_HIT_LIMIT = 20;
 /** The in-context rows of the most recently used sessions are kept in memory (bounded by count and size). */
 const CONTEXT_CACHE_SESSIONS = 16;
@@ -490,6 +487,14 @@ export class SqliteSessionStore implements SessionStore {
       this.contextChars = 0;
       throw err;
     }
+  }
+
+  status(): StoreStatus {
+    return {
+      kind: "sqlite",
+      url: this.db.name === ":memory:" ? undefined : `file:${this.db.name}`,
+      connected: !this.closed,
+    };
   }
 
   close(): void {

@@ -1,0 +1,153 @@
+import type { PoolClient } from "pg";
+
+export interface PgMigration {
+  /** What the step changes, for error messages. */
+  description: string;
+  sql: string;
+}
+
+/**
+ * The schema history. Entry i brings the database to version i + 1 (recorded in `agentd_schema`). Append only: a
+ * released step is never edited, a change is a new step.
+ *
+ * Text columns compare byte-wise (`COLLATE "C"`), so a listing orders like SQLite's whatever the database's locale.
+ * Booleans are integers (0/1) and JSON is text: the rows map to records exactly like SQLite's (storage-sqlite/rows).
+ */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    description: "sessions, messages with a full-text index, events, feed",
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        title TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        persona TEXT NOT NULL,
+        model TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        mode TEXT NOT NULL DEFAULT 'build',
+        is_sandbox INTEGER NOT NULL DEFAULT 0,
+        share_token TEXT,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        -- last message seq handed out, under the row's lock: dense and unique whichever daemon appends
+        msg_seq BIGINT NOT NULL DEFAULT 0,
+        event_seq_reserved BIGINT NOT NULL DEFAULT 0,
+        usage TEXT NOT NULL,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT COLLATE "C" NOT NULL,
+        updated_at TEXT COLLATE "C" NOT NULL
+      );
+      CREATE INDEX sessions_list_order ON sessions (pinned DESC, updated_at DESC, id DESC);
+      CREATE UNIQUE INDEX sessions_share_token ON sessions (share_token) WHERE share_token IS NOT NULL;
+
+      -- Words as they are, lower-cased, diacritics folded when the server has the (trusted) unaccent extension.
+      DO $do$ BEGIN
+        CREATE EXTENSION IF NOT EXISTS unaccent;
+      EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'unaccent is not available: search will not fold diacritics';
+      END $do$;
+      CREATE TEXT SEARCH CONFIGURATION agentd_search (COPY = simple);
+      DO $do$ BEGIN
+        IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') THEN
+          ALTER TEXT SEARCH CONFIGURATION agentd_search
+            ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+        END IF;
+      END $do$;
+
+      CREATE TABLE messages (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        thinking TEXT,
+        client_message_id TEXT,
+        in_context INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        meta TEXT,
+        -- user/assistant text ('' otherwise), the full-text source; never updated once written
+        search_text TEXT NOT NULL DEFAULT '',
+        search TSVECTOR GENERATED ALWAYS AS (to_tsvector('agentd_search', search_text)) STORED,
+        -- 1 when the row counts towards sessions.message_count
+        counts INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX messages_user_turns ON messages (session_id, seq) WHERE role = 'user';
+      CREATE INDEX messages_in_context ON messages (session_id, seq) WHERE in_context = 1;
+      CREATE INDEX messages_client_id ON messages (session_id, client_message_id)
+        WHERE client_message_id IS NOT NULL;
+      CREATE INDEX messages_search ON messages USING GIN (search);
+
+      -- A search term as a phrase of prefixes, parsed by PostgreSQL's own parser (so "foo-bar" and "v1.2" match
+      -- what to_tsvector made of the text); NULL when the term holds nothing indexable.
+      CREATE FUNCTION agentd_prefix_query(term TEXT) RETURNS TSQUERY
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $fn$
+          SELECT CASE WHEN numnode(q) = 0 THEN NULL
+            ELSE regexp_replace(q::text, '''(?=\\s|$)', ''':*', 'g')::tsquery END
+          FROM phraseto_tsquery('agentd_search', term) AS q
+        $fn$;
+
+      CREATE TABLE events (
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        ts TEXT NOT NULL,
+        type TEXT NOT NULL,
+        json TEXT NOT NULL,
+        ephemeral INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, seq)
+      );
+
+      CREATE TABLE feed (
+        seq BIGINT PRIMARY KEY,
+        ts TEXT NOT NULL,
+        type TEXT NOT NULL,
+        json TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
+
+/** The advisory lock every daemon takes to migrate: two daemons starting at once migrate once. */
+const MIGRATION_LOCK = 0x61_67_65_6e; // "agen"
+
+/**
+ * Brings the database up to the last version under a session-level advisory lock, one transaction per step, so a
+ * failure leaves the last good version and a daemon starting meanwhile waits, then finds nothing left to do. A
+ * database written by a newer build is refused rather than guessed at.
+ */
+export async function migratePg(client: PoolClient, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<void> {
+  await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+  try {
+    await client.query("CREATE TABLE IF NOT EXISTS agentd_schema (version INTEGER NOT NULL)");
+    const res = await client.query<{ version: number }>("SELECT version FROM agentd_schema");
+    const current = res.rows[0]?.version ?? 0;
+    if (res.rows.length === 0) await client.query("INSERT INTO agentd_schema (version) VALUES (0)");
+    if (current > migrations.length) {
+      throw new Error(
+        `the database has schema version ${current}, but this agentd supports up to ${migrations.length}: ` +
+          "it was written by a newer agentd; upgrade agentd",
+      );
+    }
+    for (let v = current; v < migrations.length; v++) {
+      const step = migrations[v];
+      if (!step) continue;
+      try {
+        await client.query("BEGIN");
+        await client.query(step.sql);
+        await client.query("UPDATE agentd_schema SET version = $1", [v + 1]);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new Error(`migrating to version ${v + 1} (${step.description}) failed: ${reason}`);
+      }
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+  }
+}
