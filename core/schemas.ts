@@ -159,6 +159,19 @@ export const SessionSchema = T.Object(
     updatedAt: T.String({ format: "date-time" }),
     projectTrust: T.Optional(ProjectTrustPromptSchema),
     waiting: T.Optional(SessionWaitingSchema),
+    lastError: T.Optional(
+      T.Object(
+        {
+          message: T.String(),
+          afterSeq: T.Integer({ description: "The last stored message when the turn failed" }),
+          at: T.String({ format: "date-time" }),
+        },
+        {
+          title: "SessionTurnError",
+          description: "Why the session's last turn failed; present until the next turn starts",
+        },
+      ),
+    ),
     lastSeq: T.Optional(
       T.Integer({
         minimum: 0,

@@ -266,6 +266,7 @@ export class SessionService {
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
+    if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
     const trust = this.projectTrust(rec.cwd);
     if (trust) v.projectTrust = trust;
     const waiting = this.turns.waiting?.(rec);

@@ -77,6 +77,12 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   // Printed, never logged: the link signs a browser in once, within a few minutes (`agentd open` mints another).
   const info = readServerInfo(daemon.home);
   if (info) process.stdout.write(`Open the web UI: ${loginLink(daemon.url, info.token)}\n`);
+  if (!daemon.providerConfigured()) {
+    process.stdout.write(
+      "No model provider is connected yet: open the web UI and fill in Settings → Provider, or set OPENAI_BASE_URL " +
+        "and OPENAI_API_KEY (see README, Configuration).\n",
+    );
+  }
   if (pending) {
     signals = 0;
     shutdown(pending);

@@ -7,8 +7,8 @@
 export interface paths {
   "/api/v1/browse": {
     /**
-     * List a directory inside the permitted roots (for picking a working directory)
-     * @description Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory. Directories only unless files=1; dot entries hidden unless hidden=1.
+     * List a directory (for picking a working directory)
+     * @description Any directory the daemon's user can read, unless pluginOptions.files.browseAnywhere is false (then only inside the roots). Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory; they are the picker's starting points. Directories only unless files=1; dot entries hidden unless hidden=1.
      */
     get: operations["browseDirectory"];
     /**
@@ -1297,6 +1297,7 @@ export interface components {
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
+      lastError?: components["schemas"]["SessionTurnError"];
       /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
       lastSeq?: number;
       [key: string]: unknown;
@@ -1424,6 +1425,17 @@ export interface components {
       updatedAt: string;
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
+    };
+    /**
+     * SessionTurnError
+     * @description Why the session's last turn failed; present until the next turn starts
+     */
+    SessionTurnError: {
+      message: string;
+      /** @description The last stored message when the turn failed */
+      afterSeq: number;
+      /** Format: date-time */
+      at: string;
     };
     /**
      * SessionUpdateEvent
@@ -1880,8 +1892,8 @@ export type external = Record<string, never>;
 export interface operations {
 
   /**
-   * List a directory inside the permitted roots (for picking a working directory)
-   * @description Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory. Directories only unless files=1; dot entries hidden unless hidden=1.
+   * List a directory (for picking a working directory)
+   * @description Any directory the daemon's user can read, unless pluginOptions.files.browseAnywhere is false (then only inside the roots). Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory; they are the picker's starting points. Directories only unless files=1; dot entries hidden unless hidden=1.
    */
   browseDirectory: {
     parameters: {

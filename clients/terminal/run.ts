@@ -40,6 +40,15 @@ export async function runCommand(words: string[], opts: RunOptions): Promise<num
     return EXIT.usage;
   }
   const conn = await connect(opts.home);
+  // Without a provider the turn cannot run: say so before a session is made for nothing.
+  const cfg = await ok(conn.api.GET("/api/v1/config"));
+  if (!cfg.providerConfigured) {
+    process.stderr.write(
+      "agentd run: no model provider is connected. Connect one in the web UI (`agentd open`, then Settings → " +
+        "Provider), or set OPENAI_BASE_URL and OPENAI_API_KEY and restart the daemon.\n",
+    );
+    return EXIT.error;
+  }
   const { id } = await openSession(conn, opts);
   return runTurn(conn, id, prompt, opts);
 }

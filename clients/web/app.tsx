@@ -12,7 +12,9 @@ import {
   applyTheme,
   config,
   daemonThemes,
+  modelLabel,
   online,
+  openProviderSettings,
   panel,
   select,
   selectedId,
@@ -63,7 +65,7 @@ function SessionHeader({ s }: { s: SessionState }) {
     <header class="session-head">
       <h1 class="session-title">{titleOf(info)}</h1>
       <span class="muted cwd" title={info.cwd}>
-        {info.cwd} · {info.model || "no model"}
+        {info.cwd} · {modelLabel(info.model)}
       </span>
       <div class="actions" role="toolbar" aria-label="Session actions">
         <button
@@ -134,6 +136,51 @@ function SessionHeader({ s }: { s: SessionState }) {
   );
 }
 
+/** The first screen: what to do next; without a provider, connecting one comes first. */
+function Home() {
+  const c = config.value;
+  if (c && !c.providerConfigured)
+    return (
+      <div class="empty">
+        <section class="card first-run" aria-label="Connect a model">
+          <h1>Connect a model to start</h1>
+          <p>
+            agentd runs its agent with a model from an OpenAI-compatible endpoint: OpenAI, OpenRouter, a local Ollama or
+            llama.cpp server, and others. No provider is connected yet.
+          </p>
+          <button type="button" class="primary" onClick={openProviderSettings}>
+            Connect a provider
+          </button>
+          <p class="muted">
+            Or set <code>OPENAI_BASE_URL</code> and <code>OPENAI_API_KEY</code> before starting the daemon.
+          </p>
+        </section>
+      </div>
+    );
+  return (
+    <div class="empty">
+      <h1>agentd</h1>
+      <p>Pick a session on the left, or start a new one.</p>
+      <button type="button" class="primary" onClick={() => (panel.value = "new")}>
+        Start a new session
+      </button>
+    </div>
+  );
+}
+
+/** In a session while no provider is connected: the composer would only fail, so say so where it is used. */
+function NoProviderBar() {
+  if (!config.value || config.value.providerConfigured) return null;
+  return (
+    <div class="no-provider" role="status">
+      No model is connected: messages cannot be answered yet.
+      <button type="button" class="primary" onClick={openProviderSettings}>
+        Connect a provider
+      </button>
+    </div>
+  );
+}
+
 function SessionView({ id }: { id: string }) {
   const state = useSignal<SessionState | null>(null);
   useEffect(() => {
@@ -157,6 +204,7 @@ function SessionView({ id }: { id: string }) {
         <div class="conversation">
           <Transcript s={s} />
           <Decisions s={s} />
+          <NoProviderBar />
           <Composer key={s.id} s={s} />
         </div>
         {panel.value === "changes" && <Changes s={s} />}
@@ -166,8 +214,21 @@ function SessionView({ id }: { id: string }) {
   );
 }
 
+/** The session drawer (phone width): Esc or a tap on the backdrop closes it. */
+function useDrawerKeys() {
+  useSignalEffect(() => {
+    if (!sidebarOpen.value) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") sidebarOpen.value = false;
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  });
+}
+
 export function App() {
   useReconnect();
+  useDrawerKeys();
   useEffect(() => {
     void ok(api.GET("/api/v1/config"))
       .then((c) => {
@@ -221,6 +282,7 @@ export function App() {
       )}
       <div class="layout">
         <Sidebar />
+        {sidebarOpen.value && <div class="backdrop" aria-hidden="true" onClick={() => (sidebarOpen.value = false)} />}
         <main class="main">
           {panel.value === "settings" ? (
             <Settings />
@@ -229,13 +291,7 @@ export function App() {
           ) : id ? (
             <SessionView key={id} id={id} />
           ) : (
-            <div class="empty">
-              <h1>agentd</h1>
-              <p>Pick a session on the left, or start a new one.</p>
-              <button type="button" class="primary" onClick={() => (panel.value = "new")}>
-                Start a new session
-              </button>
-            </div>
+            <Home />
           )}
         </main>
       </div>

@@ -5,6 +5,7 @@
 import { useComputed, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok, type Schemas } from "./api.js";
+import { ModelPicker } from "./models.js";
 import type { SessionState } from "./session.js";
 import { showToast, uid } from "./store.js";
 
@@ -142,6 +143,17 @@ export function Composer({ s }: { s: SessionState }) {
     }
   };
 
+  const setModel = async (model: string) => {
+    try {
+      const r = await ok(api.POST("/api/v1/sessions/{id}/command", { ...id, body: { command: `/model ${model}` } }));
+      const info = s.info.peek();
+      if (info) s.info.value = { ...info, model };
+      if (r.result) showToast(r.result);
+    } catch (err) {
+      showToast(messageOf(err));
+    }
+  };
+
   const setMode = async (mode: "build" | "plan") => {
     try {
       await ok(api.POST("/api/v1/sessions/{id}/mode", { ...id, body: { mode } }));
@@ -227,6 +239,7 @@ export function Composer({ s }: { s: SessionState }) {
         }}
       />
       <div class="composer-bar">
+        <ModelPicker current={s.info.value?.model ?? ""} choose={setModel} />
         <label class="file-btn">
           <input
             type="file"

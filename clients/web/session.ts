@@ -4,7 +4,7 @@
  */
 import { batch, type Signal, signal } from "@preact/signals";
 import { api, type DisplayMessage, ok, type Schemas } from "./api.js";
-import { online } from "./store.js";
+import { modelLabel, online } from "./store.js";
 
 export interface ToolState {
   id: string;
@@ -24,6 +24,8 @@ export interface Item {
   images?: string[];
   footer?: string;
   seq?: number;
+  /** When it happened (ISO), for errors read back from the session. */
+  at?: string;
 }
 
 export interface Confirmation {
@@ -109,6 +111,11 @@ export class SessionState {
       this.tools.clear();
       this.seenSeqs.clear();
       const items = s.messages.map((m) => this.fromDisplay(m));
+      // Why the last turn failed, where it failed: after the last message (unless a later turn has begun).
+      const failed = s.lastError;
+      const lastSeq = items.reduce((n, i) => Math.max(n, i.seq ?? 0), 0);
+      if (failed && failed.afterSeq >= lastSeq)
+        items.push({ key: nextKey(), role: "error", content: failed.message, at: failed.at });
       const streaming = (s.streaming ?? []) as Array<{ kind?: string; text?: string }>;
       batch(() => {
         this.info.value = s;
@@ -385,7 +392,12 @@ export class SessionState {
         this.onTurnEnd?.("done");
         return;
       case "error":
-        this.push({ key: nextKey(), role: "error", content: String(e.message ?? "Error") });
+        this.push({
+          key: nextKey(),
+          role: "error",
+          content: String(e.message ?? "Error"),
+          at: new Date().toISOString(),
+        });
         return;
       case "notice":
         this.push({ key: nextKey(), role: "notice", content: String(e.message ?? "") });
@@ -417,5 +429,5 @@ function textOf(c: unknown): string {
 }
 
 function footerText(model: string, usage?: string, ms?: number): string {
-  return [model, usage, ms ? `${(ms / 1000).toFixed(1)} s` : ""].filter(Boolean).join(" · ");
+  return [modelLabel(model), usage, ms ? `${(ms / 1000).toFixed(1)} s` : ""].filter(Boolean).join(" · ");
 }

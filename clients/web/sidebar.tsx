@@ -2,7 +2,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, ok, type Schemas, type SessionSummary } from "./api.js";
-import { panel, select, selectedId, sessions, sessionTotal, sidebarOpen } from "./store.js";
+import { modelLabel, online, panel, select, selectedId, sessions, sessionTotal, sidebarOpen } from "./store.js";
 
 const LIMIT = 50;
 let query = "";
@@ -33,6 +33,13 @@ function patchSession(s: SessionSummary): void {
 function followSessions(): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const es = new EventSource("/api/v1/sessions/events");
+  // This stream is always open: when it drops, the daemon is gone (the header says so at once); when it opens, back.
+  es.onerror = () => {
+    online.value = false;
+  };
+  es.onopen = () => {
+    online.value = true;
+  };
   es.onmessage = (m) => {
     const e = JSON.parse(m.data as string) as Schemas["SessionEvent"];
     if (e.type === "session_update") patchSession(e.session);
@@ -128,7 +135,7 @@ export function Sidebar() {
                     )}
                     {s.waiting && <WaitingBadge waiting={s.waiting} />}
                     <span class="sub">
-                      {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {s.model || "no model"}
+                      {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {modelLabel(s.model)}
                     </span>
                   </a>
                 </li>

@@ -5,6 +5,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Markdown } from "./markdown.js";
 import type { Item, SessionState, ToolState } from "./session.js";
 import { showReasoning } from "./settings.js";
+import { openProviderSettings } from "./store.js";
 
 function parseArgs(args: string): Record<string, unknown> {
   try {
@@ -76,6 +77,29 @@ function Thinking({ text, live }: { text: string; live?: boolean }) {
   );
 }
 
+/** A failed turn: what went wrong, and the way to the provider settings when the provider is the cause. */
+function ErrorView({ item }: { item: Item }) {
+  const providerTrouble = /provider|model|api key|401|403|unauthori[sz]ed/i.test(item.content);
+  return (
+    <article class="msg error" aria-label="Error">
+      <div class="error-head">
+        <strong>The turn failed</strong>
+        {item.at && (
+          <time class="muted" dateTime={item.at}>
+            {new Date(item.at).toLocaleString()}
+          </time>
+        )}
+      </div>
+      <div class="plain">{item.content}</div>
+      {providerTrouble && (
+        <button type="button" class="primary" onClick={openProviderSettings}>
+          Open provider settings
+        </button>
+      )}
+    </article>
+  );
+}
+
 /** A finished message never changes its text, so it renders once; its tool cards update through their own signals. */
 class MessageView extends Component<{ item: Item }> {
   shouldComponentUpdate(next: { item: Item }): boolean {
@@ -83,6 +107,7 @@ class MessageView extends Component<{ item: Item }> {
   }
   render({ item }: { item: Item }) {
     if (item.role === "notice" && item.footer) return <div class="turn-footer">{item.footer}</div>;
+    if (item.role === "error") return <ErrorView item={item} />;
     const cls = `msg ${item.role}`;
     return (
       <article

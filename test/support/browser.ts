@@ -1,5 +1,6 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
 /**
  * Headless Chromium for the web UI's tests: Debian's `chromium` (apt), driven by playwright-core. There is no
@@ -54,4 +55,26 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
   await page.getByLabel("Access token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("navigation", { name: "Sessions" }).waitFor();
+}
+
+/** Where browser tests write their screenshots (made on first use). */
+export function screenshotDir(): string {
+  const dir = join(import.meta.dirname, "../../../test-output/screenshots");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A context of the given viewport, signed in once through the real /login form; its pages share the cookie. */
+export async function signedInContext(
+  browser: Browser,
+  baseUrl: string,
+  token: string,
+  viewport = { width: 1440, height: 900 },
+): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ viewport });
+  ctx.setDefaultTimeout(15_000);
+  const p = await ctx.newPage();
+  await signIn(p, baseUrl, token);
+  await p.close();
+  return ctx;
 }
