@@ -149,6 +149,9 @@ export const SessionSchema = T.Object(
     pinned: T.Optional(T.Boolean()),
     isSandbox: T.Boolean(),
     shareToken: T.Union([T.String(), T.Null()]),
+    shareToolResults: T.Optional(
+      T.Boolean({ description: "Whether the shared page shows tool results (chosen with POST /sessions/{id}/share)" }),
+    ),
     status: T.Union([T.Literal("idle"), T.Literal("running"), T.Literal("error")]),
     turnStartedAt: T.Union([T.Integer({ description: "Epoch ms" }), T.Null()]),
     streaming: T.Union([T.Array(T.Unknown()), T.Null()], { description: "Live blocks of the running turn" }),

@@ -82,6 +82,8 @@ export interface SessionMeta {
    * `lastError`) until the next turn starts. `afterSeq`: the last stored message when it failed.
    */
   lastTurnError?: SessionTurnError;
+  /** sessions (share): the shared page shows tool results (file contents, command output); off unless chosen. */
+  shareToolResults?: boolean;
 }
 
 /** A failed turn's error as kept with its session. */

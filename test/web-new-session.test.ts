@@ -7,7 +7,7 @@ import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { launchBrowser, screenshotDir, signedInContext, watchPage } from "./support/browser.js";
 import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, fail, startFakeProvider, text } from "./support/fake-provider.js";
+import { type FakeProvider, fail, startFakeProvider, text, tools } from "./support/fake-provider.js";
 
 /**
  * Starting work where the project is: a typed directory is the one used (checked first), the picker browses outside
@@ -156,6 +156,54 @@ describe("web UI: new session, directory picker, drawer and model picker (headle
     await page.locator(".transcript").getByText("Short answer.").waitFor();
     expect(await error.count()).to.equal(0);
     expect((await d.get<{ lastError?: unknown }>(`/sessions/${id}`)).body.lastError).to.equal(undefined);
+  });
+
+  it("sharing previews the page first (tool results off), then gives a link and a clear Stop sharing", async () => {
+    const id = await d.createSession({ cwd: projects });
+    mkdirSync(join(projects, "secret-dir"), { recursive: true });
+    fake.script(
+      tools([{ name: "ls", args: { path: "." } }]),
+      text("## Summary\n\nThis is **bold**.\n\n| file | kind |\n|---|---|\n| alpha | dir |\n"),
+    );
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    const message = page.getByRole("textbox", { name: "Message" });
+    await message.fill("what is here?");
+    await message.press("Enter");
+    await page.locator(".transcript").getByRole("heading", { name: "Summary" }).waitFor();
+
+    await page.getByRole("toolbar", { name: "Session actions" }).getByRole("button", { name: "Share" }).click();
+    const dialog = page.getByRole("region", { name: "Share" });
+    const toolBox = dialog.getByRole("checkbox", { name: /Include tool results/ });
+    expect(await toolBox.isChecked()).to.equal(false);
+    const preview = page.frameLocator("iframe[title='Preview of the shared page']");
+    await preview.getByRole("heading", { name: "Summary" }).waitFor();
+    expect(await preview.locator("body").textContent())
+      .to.include("[result not shared]")
+      .and.not.include("## Summary")
+      .and.not.include("secret-dir");
+    expect(await preview.locator("td").first().textContent()).to.equal("alpha");
+    expect((await d.get<{ shareToken: string | null }>(`/sessions/${id}`)).body.shareToken).to.equal(null);
+    await page.screenshot({ path: join(SHOTS, "share-preview.png") });
+
+    await dialog.getByRole("button", { name: "Create link" }).click();
+    const link = dialog.getByRole("textbox", { name: "Share link" });
+    await link.waitFor();
+    const url = await link.inputValue();
+    const shared = await d.get(url, { auth: false });
+    expect(shared.status).to.equal(200);
+    expect(shared.text).to.include("<h2>Summary</h2>").and.include("[result not shared]");
+    // The public page: local times, Markdown as the app shows it.
+    const reader = await browser.newPage();
+    await reader.goto(url);
+    await reader.getByRole("heading", { name: "Summary" }).waitFor();
+    const when = await reader.locator("header time").first().textContent();
+    expect(when).to.not.match(/T\d\d:|UTC/);
+    await reader.close();
+
+    await dialog.getByRole("button", { name: "Stop sharing" }).click();
+    await dialog.getByRole("button", { name: "Create link" }).waitFor();
+    expect((await d.get(url, { auth: false })).status).to.equal(404);
+    expect((await d.get<{ shareToken: string | null }>(`/sessions/${id}`)).body.shareToken).to.equal(null);
   });
 
   describe("at phone width (390x844)", () => {

@@ -264,10 +264,17 @@ export interface paths {
     post: operations["renameSession"];
   };
   "/api/v1/sessions/{id}/share": {
-    /** Create (or return) the read-only share link of a session */
+    /**
+     * Create (or return) the read-only share link of a session
+     * @description Optional body: toolResults (default false) shows tool results (file contents, command output) on the page; given for a link that exists, it changes what that page shows.
+     */
     post: operations["shareSession"];
     /** Revoke the share link (200 with ok even when the session was not shared) */
     delete: operations["unshareSession"];
+  };
+  "/api/v1/sessions/{id}/share-preview": {
+    /** The page a share link of this session shows (or would show), for its owner to check before sharing */
+    get: operations["previewSharedSessionPage"];
   };
   "/api/v1/sessions/{id}/steer": {
     /** Inject a message before the next model call (starts a turn when idle) */
@@ -1282,6 +1289,8 @@ export interface components {
       pinned?: boolean;
       isSandbox: boolean;
       shareToken: string | null;
+      /** @description Whether the shared page shows tool results (chosen with POST /sessions/{id}/share) */
+      shareToolResults?: boolean;
       status: "idle" | "running" | "error";
       turnStartedAt: number | null;
       /** @description Live blocks of the running turn */
@@ -1474,6 +1483,11 @@ export interface components {
       token: string;
       /** @description Relative URL of the public page */
       url: string;
+    };
+    /** ShareRequest */
+    ShareRequest: {
+      /** @description Show tool results on the page (default false) */
+      toolResults?: boolean;
     };
     /** SkillContent */
     SkillContent: {
@@ -4613,8 +4627,69 @@ export interface operations {
       };
     };
   };
-  /** Create (or return) the read-only share link of a session */
+  /**
+   * Create (or return) the read-only share link of a session
+   * @description Optional body: toolResults (default false) shows tool results (file contents, command output) on the page; given for a link that exists, it changes what that page shows.
+   */
   shareSession: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["ShareRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ShareLink"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Revoke the share link (200 with ok even when the session was not shared) */
+  unshareSession: {
     parameters: {
       path: {
         /** @description Session id */
@@ -4625,7 +4700,7 @@ export interface operations {
       /** @description Success */
       200: {
         content: {
-          "application/json": components["schemas"]["ShareLink"];
+          "application/json": components["schemas"]["RevokeShareResult"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -4654,19 +4729,29 @@ export interface operations {
       };
     };
   };
-  /** Revoke the share link (200 with ok even when the session was not shared) */
-  unshareSession: {
+  /** The page a share link of this session shows (or would show), for its owner to check before sharing */
+  previewSharedSessionPage: {
     parameters: {
+      query?: {
+        /** @description 1: with tool results (default 0) */
+        toolResults?: "1" | "0" | "true" | "false";
+      };
       path: {
         /** @description Session id */
         id: string;
       };
     };
     responses: {
-      /** @description Success */
+      /** @description HTML page */
       200: {
         content: {
-          "application/json": components["schemas"]["RevokeShareResult"];
+          "text/html": string;
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */

@@ -7,6 +7,7 @@ import { Decisions } from "./decisions.js";
 import { Changes, Files, NewSession } from "./panels.js";
 import { SessionState } from "./session.js";
 import { Settings, showReasoning } from "./settings.js";
+import { SharePanel } from "./share.js";
 import { loadSessions, Sidebar, titleOf } from "./sidebar.js";
 import {
   applyTheme,
@@ -98,17 +99,10 @@ function SessionHeader({ s }: { s: SessionState }) {
         </button>
         <button
           type="button"
-          onClick={() =>
-            void ok(api.POST("/api/v1/sessions/{id}/share", id))
-              .then(async (r) => {
-                const url = new URL(r.url, location.origin).href;
-                await navigator.clipboard?.writeText(url).catch(() => undefined);
-                showToast(`Share link copied: ${url}`);
-              })
-              .catch((e) => showToast(messageOf(e)))
-          }
+          aria-pressed={panel.value === "share"}
+          onClick={() => (panel.value = panel.value === "share" ? "none" : "share")}
         >
-          Share
+          {info.shareToken ? "Shared" : "Share"}
         </button>
         <button type="button" onClick={() => (panel.value = panel.value === "changes" ? "none" : "changes")}>
           Changes
@@ -209,6 +203,7 @@ function SessionView({ id }: { id: string }) {
         </div>
         {panel.value === "changes" && <Changes s={s} />}
         {panel.value === "files" && <Files s={s} />}
+        {panel.value === "share" && <SharePanel s={s} />}
       </div>
     </div>
   );

@@ -128,6 +128,7 @@ export class SessionView {
       toolCalls?: Array<{ name: string; args: string; status: string; result: string }>;
     }>;
     hasMoreHistory?: boolean;
+    lastError?: { message: string; afterSeq: number };
   }): void {
     this.flushLive();
     this.tools.clear();
@@ -157,6 +158,8 @@ export class SessionView {
         }
       } else if (m.content) this.add({ kind: "note", text: m.content, tone: m.role === "warning" ? "warn" : "dim" });
     }
+    // Why the last turn failed, as it was said live (the daemon keeps it until the next turn starts).
+    if (s.lastError) this.add({ kind: "note", text: `error: ${s.lastError.message}`, tone: "error" });
     this.changed();
   }
 
