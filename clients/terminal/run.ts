@@ -89,7 +89,10 @@ export async function runTurn(
     opened = r;
   });
 
+  let ended = false;
   const onEvent = (ev: StreamEvent) => {
+    // The turn's `end` is the last line: what the daemon says after it (idle, totals) is not this turn's output.
+    if (ended) return;
     if (opts.json) out.write(`${JSON.stringify(ev)}\n`);
     if (!posted && ev.projectTrust && !opts.json) {
       const t = ev.projectTrust as { path?: string };
@@ -141,6 +144,7 @@ export async function runTurn(
         break;
       }
       case "end": {
+        ended = true;
         const reason = String(ev.reason);
         if (!opts.json && !lastOut.endsWith("\n")) write("\n");
         if (questionFailed) finish(EXIT.question);
