@@ -380,6 +380,8 @@ export interface components {
           arguments: string;
           [key: string]: unknown;
         }[];
+      /** @description How long the call took (as stored in the message's turnMeta) */
+      generationMs?: number;
       [key: string]: unknown;
     };
     /** Attachment */

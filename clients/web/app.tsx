@@ -1,11 +1,13 @@
 /** The page: header, the session list, and the open session (transcript, decisions, composer) or a panel. */
 import { useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect } from "preact/hooks";
-import { api, messageOf, ok } from "./api.js";
+import { api, ok } from "./api.js";
 import { Composer } from "./composer.js";
 import { Decisions } from "./decisions.js";
+import { CommandPalette } from "./palette.js";
 import { Changes, Files, NewSession } from "./panels.js";
 import { SessionState } from "./session.js";
+import { SessionHeader } from "./session-header.js";
 import { Settings, showReasoning } from "./settings.js";
 import { SharePanel } from "./share.js";
 import { loadSessions, Sidebar, titleOf } from "./sidebar.js";
@@ -13,18 +15,17 @@ import {
   applyTheme,
   config,
   daemonThemes,
-  modelLabel,
   online,
   openProviderSettings,
   panel,
   select,
   selectedId,
   sessions,
-  showToast,
   sidebarOpen,
   theme,
   toast,
 } from "./store.js";
+import { followTabState } from "./title.js";
 import { Transcript } from "./transcript.js";
 
 function notify(title: string, body: string): void {
@@ -47,87 +48,6 @@ function useReconnect() {
     }, 2000);
     return () => clearInterval(t);
   });
-}
-
-function SessionHeader({ s }: { s: SessionState }) {
-  const info = s.info.value;
-  if (!info) return null;
-  const id = { params: { path: { id: s.id } } };
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-      await s.reload();
-      await loadSessions();
-    } catch (err) {
-      showToast(messageOf(err));
-    }
-  };
-  return (
-    <header class="session-head">
-      <h1 class="session-title">{titleOf(info)}</h1>
-      <span class="muted cwd" title={info.cwd}>
-        {info.cwd} · {modelLabel(info.model)}
-      </span>
-      <div class="actions" role="toolbar" aria-label="Session actions">
-        <button
-          type="button"
-          onClick={() => {
-            const t = prompt("Session title", info.title ?? "");
-            if (t !== null) void act(() => ok(api.POST("/api/v1/sessions/{id}/rename", { ...id, body: { title: t } })));
-          }}
-        >
-          Rename
-        </button>
-        <button
-          type="button"
-          aria-pressed={Boolean(info.pinned)}
-          onClick={() =>
-            void act(() => ok(api.POST("/api/v1/sessions/{id}/pin", { ...id, body: { pinned: !info.pinned } })))
-          }
-        >
-          {info.pinned ? "Unpin" : "Pin"}
-        </button>
-        <button
-          type="button"
-          onClick={() =>
-            void ok(api.POST("/api/v1/sessions/{id}/fork", id))
-              .then((r) => loadSessions().then(() => select(r.id)))
-              .catch((e) => showToast(messageOf(e)))
-          }
-        >
-          Fork
-        </button>
-        <button
-          type="button"
-          aria-pressed={panel.value === "share"}
-          onClick={() => (panel.value = panel.value === "share" ? "none" : "share")}
-        >
-          {info.shareToken ? "Shared" : "Share"}
-        </button>
-        <button type="button" onClick={() => (panel.value = panel.value === "changes" ? "none" : "changes")}>
-          Changes
-        </button>
-        <button type="button" onClick={() => (panel.value = panel.value === "files" ? "none" : "files")}>
-          Files
-        </button>
-        <button
-          type="button"
-          class="danger"
-          onClick={() => {
-            if (!confirm("Delete this session for good?")) return;
-            void ok(api.DELETE("/api/v1/sessions/{id}/permanent", id))
-              .then(() => {
-                select(null);
-                return loadSessions();
-              })
-              .catch((e) => showToast(messageOf(e)));
-          }}
-        >
-          Delete
-        </button>
-      </div>
-    </header>
-  );
 }
 
 /** The first screen: what to do next; without a provider, connecting one comes first. */
@@ -224,6 +144,7 @@ function useDrawerKeys() {
 export function App() {
   useReconnect();
   useDrawerKeys();
+  useEffect(followTabState, []);
   useEffect(() => {
     void ok(api.GET("/api/v1/config"))
       .then((c) => {
@@ -290,6 +211,7 @@ export function App() {
           )}
         </main>
       </div>
+      <CommandPalette />
       {toast.value && (
         <div class="toast" role="status">
           {toast.value}

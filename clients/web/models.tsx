@@ -5,6 +5,7 @@
 import { signal, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok } from "./api.js";
+import { SearchField } from "./search-field.js";
 import { config, modelLabel } from "./store.js";
 
 const RECENT_KEY = "agentd.recentModels";
@@ -148,14 +149,12 @@ export function ModelPicker({ current, choose }: { current: string; choose: (id:
       </button>
       {open.value && (
         <div class="model-pop">
-          <input
-            type="search"
-            aria-label="Filter models"
-            placeholder="Filter models"
-            ref={input}
+          <SearchField
+            label="Filter models"
+            inputRef={input}
             value={filter.value}
-            onInput={(e) => {
-              filter.value = e.currentTarget.value;
+            onValue={(v) => {
+              filter.value = v;
               active.value = 0;
             }}
             onKeyDown={(e) => {

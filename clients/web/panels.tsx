@@ -175,12 +175,21 @@ export function Changes({ s }: { s: SessionState }) {
           {g.dirty && ` · ${g.dirty.staged} staged, ${g.dirty.unstaged} unstaged, ${g.dirty.untracked} untracked`}
         </p>
       )}
-      {error.value && <p>{error.value}</p>}
-      {diff.value?.files.length === 0 && <p class="muted">No changes.</p>}
+      {error.value && <p class="form-error">{error.value}</p>}
+      {!diff.value && !error.value && (
+        <p class="muted" role="status">
+          Reading the working tree…
+        </p>
+      )}
+      {diff.value?.noRepo && <p class="muted">{diff.value.reason ?? "Not a git repository."}</p>}
+      {diff.value?.files.length === 0 && !diff.value.noRepo && <p class="muted">No changes.</p>}
       {diff.value?.files.map((f) => (
         <details key={f.path} class="card" open={(diff.value?.files.length ?? 0) < 6}>
           <summary>
-            <code>{f.path}</code> <span class="add">+{f.additions}</span> <span class="del">-{f.deletions}</span>
+            <code>{f.oldPath ? `${f.oldPath} → ${f.path}` : f.path}</code>{" "}
+            {f.status !== "modified" && <span class={`file-status ${f.status}`}>{f.status}</span>}{" "}
+            <span class="add">+{f.additions}</span> <span class="del">-{f.deletions}</span>
+            {f.binary && <span class="muted"> · binary</span>}
           </summary>
           <pre class="diff">
             {f.hunks.map((h) => (
@@ -224,9 +233,9 @@ export function Files({ s }: { s: SessionState }) {
     load();
   };
   return (
-    <section class="panel" aria-label="Files">
+    <section class="panel" aria-label="Attachments">
       <header class="panel-head">
-        <h2>Inputs</h2>
+        <h2>Attachments</h2>
         <Close />
       </header>
       {list.value?.entries.length === 0 && <p class="muted">No attachments yet.</p>}

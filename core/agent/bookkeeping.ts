@@ -172,6 +172,7 @@ export class TurnBookkeeping {
       content: out.content,
       thinking: out.thinking,
       toolCalls: toolCalls.length ? toolCalls : undefined,
+      generationMs: Math.round(out.generationMs),
     });
     const message: AppendedMessage = { role: "assistant", seq: stored.seq };
     if (toolCalls.length) message.toolCalls = toolCalls;
