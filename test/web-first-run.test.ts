@@ -59,6 +59,12 @@ describe("web UI: first run without a provider (real daemon process, headless Ch
     const card = page.getByRole("region", { name: "Connect a model" });
     await card.getByRole("heading", { name: "Connect a model to start" }).waitFor();
     await page.screenshot({ path: join(SHOTS, "first-run-home.png") });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await card.getByRole("button", { name: "Connect a provider" }).waitFor();
+    await page.screenshot({ path: join(SHOTS, "first-run-home-phone-dark.png") });
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 1440, height: 900 });
     await card.getByRole("button", { name: "Connect a provider" }).click();
     const provider = page.getByRole("form", { name: "Provider" });
     await provider.waitFor();

@@ -5,7 +5,7 @@ import { api, messageOf, ok, type Schemas } from "./api.js";
 import { ModelInput } from "./models.js";
 import type { SessionState } from "./session.js";
 import { loadSessions } from "./sidebar.js";
-import { config, panel, select, showToast } from "./store.js";
+import { chosenModel, config, panel, select, showToast } from "./store.js";
 
 function Close() {
   return (
@@ -22,7 +22,7 @@ export function NewSession() {
   const creating = useSignal(false);
   const personas = useSignal<Schemas["Persona"][]>([]);
   const persona = useSignal(config.value?.persona ?? "");
-  const model = useSignal(config.value?.model ?? "");
+  const model = useSignal(chosenModel());
   /** Lists a directory; the field takes its resolved path only when the user picked it (not while typing). */
   const browse = async (path: string | undefined, take: boolean) => {
     try {

@@ -3,7 +3,7 @@ import { signal, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok } from "./api.js";
 import { loadModels, ModelInput } from "./models.js";
-import { applyTheme, config, daemonThemes, focusProvider, panel, showToast, theme } from "./store.js";
+import { applyTheme, chosenModel, config, daemonThemes, focusProvider, panel, showToast, theme } from "./store.js";
 
 export const showReasoning = signal(true);
 
@@ -27,7 +27,7 @@ function ProviderForm() {
   const c = config.value;
   const baseURL = useSignal(c?.baseURL ?? "");
   const apiKey = useSignal("");
-  const model = useSignal(c?.model ?? "");
+  const model = useSignal(chosenModel());
   const note = useSignal<{ text: string; tone: "busy" | "ok" | "error" } | null>(null);
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => {

@@ -22,6 +22,13 @@ export function openProviderSettings(): void {
   panel.value = "settings";
 }
 
+/** The configured default model, or "" when none was chosen (the daemon then says "default"). */
+export function chosenModel(): string {
+  const c = config.value;
+  if (!c || c.settings["provider.model"]?.source === "default") return "";
+  return c.model === "default" ? "" : c.model;
+}
+
 /** A session's model as shown: "default" is the model the provider settings name (none was chosen). */
 export function modelLabel(model: string | undefined): string {
   if (!model) return "no model";
