@@ -160,6 +160,9 @@ export const SessionSchema = T.Object(
     pinned: T.Optional(T.Boolean()),
     isSandbox: T.Boolean(),
     shareToken: T.Union([T.String(), T.Null()]),
+    shareToolResults: T.Optional(
+      T.Boolean({ description: "Whether the shared page shows tool results (chosen with POST /sessions/{id}/share)" }),
+    ),
     status: T.Union([T.Literal("idle"), T.Literal("running"), T.Literal("error")]),
     turnStartedAt: T.Union([T.Integer({ description: "Epoch ms" }), T.Null()]),
     streaming: T.Union([T.Array(T.Unknown()), T.Null()], { description: "Live blocks of the running turn" }),
@@ -171,6 +174,19 @@ export const SessionSchema = T.Object(
     projectTrust: T.Optional(ProjectTrustPromptSchema),
     waiting: T.Optional(SessionWaitingSchema),
     worktree: T.Optional(WorktreeInfoSchema),
+    lastError: T.Optional(
+      T.Object(
+        {
+          message: T.String(),
+          afterSeq: T.Integer({ description: "The last stored message when the turn failed" }),
+          at: T.String({ format: "date-time" }),
+        },
+        {
+          title: "SessionTurnError",
+          description: "Why the session's last turn failed; present until the next turn starts",
+        },
+      ),
+    ),
     lastSeq: T.Optional(
       T.Integer({
         minimum: 0,

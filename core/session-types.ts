@@ -79,6 +79,20 @@ export interface SessionMeta {
   provider?: string;
   /** sessions (fork): the id of the session this one was forked from. */
   forkedFrom?: string;
+  /**
+   * agent: why the session's last turn failed, shown after its messages on every later read (GET /sessions/{id}:
+   * `lastError`) until the next turn starts. `afterSeq`: the last stored message when it failed.
+   */
+  lastTurnError?: SessionTurnError;
+  /** sessions (share): the shared page shows tool results (file contents, command output); off unless chosen. */
+  shareToolResults?: boolean;
+}
+
+/** A failed turn's error as kept with its session. */
+export interface SessionTurnError {
+  message: string;
+  afterSeq: number;
+  at: string;
 }
 
 /**

@@ -54,6 +54,7 @@ export interface SessionView {
   pinned?: boolean;
   isSandbox: boolean;
   shareToken: string | null;
+  shareToolResults: boolean;
   status: SessionStatus;
   turnStartedAt: number | null;
   streaming: unknown[] | null;
@@ -283,6 +284,7 @@ export class SessionService {
       mode: rec.mode,
       isSandbox: rec.isSandbox,
       shareToken: rec.shareToken,
+      shareToolResults: rec.meta.shareToolResults === true,
       status: this.turns.status(id),
       turnStartedAt: this.turns.turnStartedAt(id),
       streaming: this.turns.streaming(id),
@@ -298,6 +300,7 @@ export class SessionService {
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
+    if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
     const trust = this.projectTrust(rec.cwd);
     if (trust) v.projectTrust = trust;
     const waiting = this.turns.waiting?.(rec);
@@ -351,11 +354,22 @@ export class SessionService {
     return this.update(id, { mode });
   }
 
-  async share(id: string): Promise<string> {
+  /**
+   * The session's share token (made on first share). `toolResults`: whether the page shows tool results (file
+   * contents, command output); given, it is kept for the link (also for one that exists), else left as it was (off).
+   */
+  async share(id: string, opts: { toolResults?: boolean } = {}): Promise<string> {
     const rec = await this.require(id);
-    if (rec.shareToken) return rec.shareToken;
+    const meta =
+      opts.toolResults === undefined || opts.toolResults === rec.meta.shareToolResults
+        ? undefined
+        : { ...rec.meta, shareToolResults: opts.toolResults };
+    if (rec.shareToken) {
+      if (meta) await this.update(id, { meta, updatedAt: rec.updatedAt });
+      return rec.shareToken;
+    }
     const token = randomBytes(24).toString("base64url");
-    await this.update(id, { shareToken: token });
+    await this.update(id, { shareToken: token, ...(meta ? { meta } : {}) });
     return token;
   }
 

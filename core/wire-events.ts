@@ -96,6 +96,9 @@ export const SessionEventSchemas = [
       content: T.String(),
       thinking: T.String(),
       toolCalls: T.Optional(T.Array(ToolCallSchema)),
+      generationMs: T.Optional(
+        T.Integer({ minimum: 0, description: "How long the call took (as stored in the message's turnMeta)" }),
+      ),
     },
     "What one model call produced",
   ),

@@ -65,6 +65,8 @@ export interface Daemon {
   readonly services: ServiceContainer;
   /** Re-reads the token file (after `agentd token --rotate`) and closes open event streams so they re-authenticate. */
   reloadToken(): void;
+  /** Whether a model provider is connected (an endpoint or a key is set); first-run hints read it. */
+  providerConfigured(): boolean;
   stop(): Promise<void>;
 }
 
@@ -239,7 +241,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   }).catch(async (err: NodeJS.ErrnoException) => {
     await pluginHost.stop();
     flush();
-    throw new DaemonStartError(`cannot listen on ${bindHost}:${port}: ${err.code ?? err.message}`);
+    const hint =
+      err.code === "EADDRINUSE"
+        ? " (the port is taken, perhaps by another agentd: `agentd status` tells; pick another with --port N, or --port 0 for any free port)"
+        : "";
+    throw new DaemonStartError(`cannot listen on ${bindHost}:${port}: ${err.code ?? err.message}${hint}`);
   });
   const addr = info.address();
   if (!addr) throw new DaemonStartError("the listener has no address");
@@ -276,6 +282,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     info: serverInfo,
     plugins: pluginHost,
     services,
+    providerConfigured: () => Boolean(settings.provider.baseURL || settings.provider.apiKey),
     reloadToken() {
       const t = loadOrCreateToken(home);
       auth.setToken(t);

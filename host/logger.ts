@@ -2,6 +2,7 @@ import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import pino from "pino";
 import type { Logger } from "../core/logger.js";
+import { prettyStdout } from "./log-pretty.js";
 
 /** Field paths that may carry secrets: censored wherever they appear in a log record. */
 const REDACT = [
@@ -42,8 +43,11 @@ export interface LoggerOptions {
 export function createLogger(opts: LoggerOptions): { logger: Logger & pino.Logger; flush(): void } {
   const file = openLogFile(join(opts.home, "agentd.log"));
   const streams: pino.StreamEntry[] = file ? [{ stream: file, level: opts.level as pino.Level }] : [];
-  if (opts.terminal)
-    streams.push({ stream: pino.destination({ dest: 1, sync: false }), level: opts.level as pino.Level });
+  if (opts.terminal) {
+    // A person reads a terminal: readable lines there; a pipe (a supervisor, a log collector) gets the JSON.
+    const stream = process.stdout.isTTY ? prettyStdout() : pino.destination({ dest: 1, sync: false });
+    streams.push({ stream, level: opts.level as pino.Level });
+  }
   const logger = pino(
     { level: opts.level, redact: { paths: REDACT, censor: "[redacted]" }, base: { pid: process.pid } },
     pino.multistream(streams),

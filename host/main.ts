@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import type { Daemon } from "./daemon.js";
 import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
@@ -77,6 +78,12 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
   // Printed, never logged: the link signs a browser in once, within a few minutes (`agentd open` mints another).
   const info = readServerInfo(daemon.home);
   if (info) process.stdout.write(`Open the web UI: ${loginLink(daemon.url, info.token)}\n`);
+  if (!daemon.providerConfigured()) {
+    process.stdout.write(
+      "No model provider is connected yet: open the web UI and fill in Settings → Provider, or set OPENAI_BASE_URL " +
+        "and OPENAI_API_KEY (see README, Configuration).\n",
+    );
+  }
   if (pending) {
     signals = 0;
     shutdown(pending);
@@ -135,7 +142,7 @@ async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
   }
   const info = readServerInfo(home);
   if (!info) {
-    process.stderr.write("agentd is not running; the token is in <home>/token\n");
+    process.stderr.write(`agentd is not running; the token is in ${join(home, "token")}\n`);
     process.exitCode = 1;
     return;
   }
@@ -261,6 +268,37 @@ async function terminal(): Promise<TerminalCommands> {
   return import("../clients/terminal/commands.js");
 }
 
+/** Edit distance of two short words (for "did you mean"). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+/**
+ * `agentd foo`: one bare lowercase word where a command goes is a mistyped command, not a first message (which
+ * `agentd chat foo` still sends). The message to print, or undefined when the words are a prompt.
+ */
+function mistypedCommand(prompt: string[]): string | undefined {
+  const word = prompt[0];
+  if (prompt.length !== 1 || !word || !/^[a-z][a-z-]*$/.test(word) || program.args[0] === "chat") return undefined;
+  const names = program.commands.map((c) => c.name());
+  const near = names.filter((n) => distance(n, word) <= 2);
+  return (
+    `agentd: unknown command "${word}"${near.length ? ` (did you mean ${near.join(" or ")}?)` : ""}. ` +
+    `Commands: ${names.join(", ")}. To send "${word}" to the agent: agentd chat ${word}\n`
+  );
+}
+
 program
   .command("chat", { isDefault: true })
   .description("the interactive terminal client (the default command on a terminal)")
@@ -271,6 +309,12 @@ program
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
   .action(async (prompt: string[], o: Record<string, unknown>) => {
+    const typo = mistypedCommand(prompt);
+    if (typo) {
+      process.stderr.write(typo);
+      exitWith(2);
+      return;
+    }
     const { chatCommand } = await terminal();
     exitWith(await chatCommand(prompt, { ...o, home: home() }));
   });

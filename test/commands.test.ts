@@ -307,10 +307,17 @@ describe("slash commands (commands plugin)", function () {
     });
 
     it("/model, /persona, /provider and /reasoning show and set session settings", async () => {
+      fake.setModels(["fake-model", "other-model"]);
       const models = await command("/model");
-      expect(models.body.data).to.deep.include({ model: "fake-model", models: ["fake-model"] });
+      expect(models.body.data).to.deep.include({ model: "fake-model", models: ["fake-model", "other-model"] });
+      expect(models.body.result).to.include("● fake-model").and.include("other-model");
       expect((await command("/model other-model")).body.data).to.deep.equal({ model: "other-model" });
       expect((await session()).model).to.equal("other-model");
+      const typo = await command("/model other-modle");
+      expect(typo.status).to.equal(400);
+      expect(typo.body.error).to.include('Unknown model "other-modle"');
+      expect((await session()).model).to.equal("other-model");
+      fake.setModels(["fake-model"]);
 
       const personas = (await command("/persona")).body.data;
       expect(personas.personas.length).to.be.greaterThan(0);

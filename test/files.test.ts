@@ -51,7 +51,9 @@ describe("files plugin: session files, attachments, browsing, images", function 
     d = await startTestDaemon({
       builtins: withFiles.map(builtinSource),
       env: { AGENTD_MODEL: "test-model" },
-      config: { pluginOptions: { files: { browseRoots: [browseRoot], maxUploadBytes: MAX_UPLOAD } } },
+      config: {
+        pluginOptions: { files: { browseRoots: [browseRoot], browseAnywhere: false, maxUploadBytes: MAX_UPLOAD } },
+      },
     });
   });
   after(async () => {

@@ -25,6 +25,8 @@ describe("daemon-managed settings (settings.json), global commands and provider 
 
   beforeEach(async () => {
     fake = await startFakeProvider();
+    // The models these tests switch to: /model refuses one the provider does not list.
+    fake.setModels(["fake-model", "other-model", "m-1", "saved-model"]);
     home = makeTempHome();
   });
   afterEach(async () => {

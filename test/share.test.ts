@@ -61,8 +61,8 @@ describe("share plugin: the public page of a shared session", () => {
     rmSync(cwd, { recursive: true, force: true });
   });
 
-  it("serves an escaped, script-free page without auth, under a strict CSP", async () => {
-    const share = await d.post(`/sessions/${id}/share`);
+  it("serves an escaped page without auth, under a strict CSP (no script but its own local-time one)", async () => {
+    const share = await d.post(`/sessions/${id}/share`, { toolResults: true });
     expect(share.status).to.equal(200);
     expect(share.body.url).to.equal(`/shared/${share.body.token}`); // the link the API returns is the page
     const res = await d.get(`${d.baseUrl}${share.body.url}`, { auth: false });
@@ -76,7 +76,14 @@ describe("share plugin: the public page of a shared session", () => {
     expect(csp).to.include(`'sha256-${createHash("sha256").update(style).digest("base64")}'`);
 
     const html = res.text;
-    expect(html).to.not.match(/<script/i);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/gi)].map((m) => m[1] as string);
+    expect(scripts).to.have.length(1);
+    expect(html.match(/<script/gi)).to.have.length(1);
+    expect(csp).to.include(
+      `script-src 'sha256-${createHash("sha256")
+        .update(scripts[0] as string)
+        .digest("base64")}'`,
+    );
     expect(html).to.not.include("<img src=x");
     expect(html).to.include("&#60;script&#62;alert(&#39;x&#39;)&#60;/script&#62;");
     expect(html).to.include("&#60;/pre&#62;&#60;script&#62;evil()&#60;/script&#62;");
@@ -122,11 +129,52 @@ describe("share plugin: the public page of a shared session", () => {
     expect(token).to.have.length(32);
   });
 
+  it("leaves tool results out unless the one sharing chooses them; the preview shows either, signed in only", async () => {
+    const token = (await d.post(`/sessions/${id}/share`)).body.token as string;
+    const page = async () => (await d.get(`${d.baseUrl}/shared/${token}`, { auth: false })).text;
+    expect(await page())
+      .to.include("[result not shared]")
+      .and.not.include("evil()");
+    expect((await d.get(`/sessions/${id}`)).body.shareToolResults).to.equal(false);
+    // Choosing them for the link that exists changes what it shows; the token stays.
+    expect((await d.post(`/sessions/${id}/share`, { toolResults: true })).body.token).to.equal(token);
+    expect(await page()).to.include("evil()");
+    expect((await d.get(`/sessions/${id}`)).body.shareToolResults).to.equal(true);
+    expect((await d.post(`/sessions/${id}/share`, { toolResults: "yes" })).status).to.equal(400);
+
+    const preview = await d.get(`/sessions/${id}/share-preview`);
+    expect(preview.status).to.equal(200);
+    expect(preview.text).to.include("Preview: this is what the link will show").and.include("[result not shared]");
+    expect(preview.headers.get("content-security-policy")).to.include("frame-ancestors 'self'");
+    expect((await d.get(`/sessions/${id}/share-preview?toolResults=1`)).text).to.include("evil()");
+    expect((await d.get(`/sessions/${id}/share-preview`, { auth: false })).status).to.equal(401);
+    expect((await d.get(`/sessions/nope/share-preview`)).status).to.equal(404);
+  });
+
+  it("renders the agent's Markdown (headings, emphasis, tables, code) safely, and times as <time>", async () => {
+    const store = d.daemon.services.get(SessionStoreToken);
+    await store.appendMessage(id, {
+      role: "assistant",
+      content:
+        "## Summary\n\nThis is **bold** and `code`.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n" +
+        "[ok](https://example.com) [bad](javascript:alert(1)) ![x](https://tracker.example/p.png)\n\n```ts\nconst a = 1 < 2;\n```",
+    });
+    const token = (await d.post(`/sessions/${id}/share`)).body.token as string;
+    const html = (await d.get(`${d.baseUrl}/shared/${token}`, { auth: false })).text;
+    expect(html).to.include("<h2>Summary</h2>").and.include("<strong>bold</strong>").and.include("<code>code</code>");
+    expect(html).to.include("<table>").and.include("<td>1</td>");
+    expect(html).to.not.include("## Summary").and.not.include("**bold**");
+    expect(html).to.include('<a href="https://example.com" rel="noopener noreferrer nofollow">ok</a>');
+    expect(html).to.not.include("javascript:").and.not.include("tracker.example");
+    expect(html).to.include("const a = 1 &lt; 2;");
+    expect(html).to.match(/<time datetime="\d{4}-\d\d-\d\dT[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+  });
+
   it("can leave tool results out (pluginOptions.share.toolResults = false)", async () => {
     await d.cleanup();
     d = await start({ pluginOptions: { share: { toolResults: false } } });
     await seed();
-    const token = (await d.post(`/sessions/${id}/share`)).body.token as string;
+    const token = (await d.post(`/sessions/${id}/share`, { toolResults: true })).body.token as string;
     const html = (await d.get(`${d.baseUrl}/shared/${token}`, { auth: false })).text;
     expect(html).to.include("[result not shared]");
     expect(html).to.not.include("evil()");

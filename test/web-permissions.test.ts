@@ -24,7 +24,7 @@ describe("web UI: command approvals and rules, in headless Chromium", function (
     browser = await launchBrowser();
     fake = await startFakeProvider();
     d = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" } } });
-    ctx = await signedInContext(browser, d);
+    ctx = await signedInContext(browser, d.baseUrl, d.token);
   });
   after(async () => {
     await ctx?.close();

@@ -141,8 +141,8 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await message().press("Enter");
     await transcript().getByText("Nice picture.").waitFor();
     expect(JSON.stringify(fake.requests.at(-1))).to.include("data:image/png;base64");
-    await page.getByRole("button", { name: "Files", exact: true }).click();
-    const panel = page.getByRole("region", { name: "Files" });
+    await page.getByRole("button", { name: "Attachments", exact: true }).click();
+    const panel = page.getByRole("region", { name: "Attachments" });
     await panel.getByRole("link", { name: "notes.txt" }).waitFor();
   });
 
@@ -166,15 +166,20 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
 
   it("renames, pins and forks a session from its header", async () => {
     await openSession();
-    page.once("dialog", (dlg) => void dlg.accept("Parser work"));
+    // Renamed in place (no browser prompt): the title becomes a field; Esc cancels, Enter saves.
     await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("textbox", { name: "Session title" }).fill("Not this");
+    await page.getByRole("textbox", { name: "Session title" }).press("Escape");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("textbox", { name: "Session title" }).fill("Parser work");
+    await page.getByRole("textbox", { name: "Session title" }).press("Enter");
     const nav = page.getByRole("navigation", { name: "Sessions" });
     await nav.getByText("Parser work").waitFor();
     await page.getByRole("button", { name: "Pin", exact: true }).click();
     await nav.getByRole("region", { name: "Pinned" }).getByText("Parser work").waitFor();
     await page.getByRole("button", { name: "Share" }).click();
-    const shared = await page.getByRole("status").filter({ hasText: "Share link" }).innerText();
-    const url = /https?:\/\/\S+/.exec(shared)?.[0] ?? "";
+    await page.getByRole("region", { name: "Share" }).getByRole("button", { name: "Create link" }).click();
+    const url = await page.getByRole("textbox", { name: "Share link" }).inputValue();
     expect((await fetch(url)).status).to.equal(200);
     await page.getByRole("searchbox", { name: "Search sessions" }).fill("Parser wo");
     await nav.getByText("Parser work").waitFor();
@@ -218,8 +223,14 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await d.post(`/sessions/${id}/rename`, { title: "Throwaway" });
     const nav = page.getByRole("navigation", { name: "Sessions" });
     await nav.getByText("Throwaway").waitFor();
-    page.once("dialog", (dlg) => void dlg.accept());
+    // Asked in the page's own dialog (no browser confirm): Cancel keeps it, Delete session deletes it.
     await page.getByRole("button", { name: "Delete" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this session?" });
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    expect((await d.get(`/sessions/${id}`)).status).to.equal(200);
+    await page.getByRole("button", { name: "Delete" }).click();
+    await dialog.getByRole("button", { name: "Delete session" }).click();
     await nav.getByText("Throwaway").waitFor({ state: "hidden" });
     expect((await d.get(`/sessions/${id}`)).status).to.equal(404);
   });

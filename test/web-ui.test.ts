@@ -405,7 +405,7 @@ describe("web UI screenshots and phone width (a fresh daemon, so the list shows 
       await page.emulateMedia({ colorScheme: scheme });
       // No theme was chosen on the daemon or in the page: the system's preference decides.
       await page.waitForFunction((s) => document.documentElement.dataset.theme === s, scheme);
-      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.setViewportSize({ width: 1440, height: 900 });
       await page.screenshot({ path: join(SHOTS, `desktop-${scheme}.png`) });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.screenshot({ path: join(SHOTS, `phone-${scheme}.png`) });

@@ -46,6 +46,17 @@ function readServer(home: string): ServerJson | undefined {
   }
 }
 
+/** A daemon answers at the recorded address but refuses the recorded token: starting another would only collide. */
+export class TokenRejectedError extends Error {
+  constructor(url: string, home: string) {
+    super(
+      `the daemon at ${url} rejected the access token in ${join(home, "server.json")}: it is another daemon's ` +
+        "address, or its token changed since. `agentd --home <its home> token` prints the token of a daemon; " +
+        `to use ${home}, stop the daemon on that port or restart this home's daemon (\`agentd stop\`, then \`agentd serve\`).`,
+    );
+  }
+}
+
 /** The daemon described by server.json, if it answers as that instance. */
 async function reachable(home: string): Promise<ServerJson | undefined> {
   const info = readServer(home);
@@ -55,10 +66,12 @@ async function reachable(home: string): Promise<ServerJson | undefined> {
       headers: { authorization: `Bearer ${info.token}` },
       signal: AbortSignal.timeout(2000),
     });
+    if (res.status === 401 || res.status === 403) throw new TokenRejectedError(info.url, home);
     if (!res.ok) return undefined;
     const body = (await res.json()) as { instanceId?: string };
     return body.instanceId === info.instanceId ? info : undefined;
-  } catch {
+  } catch (err) {
+    if (err instanceof TokenRejectedError) throw err;
     return undefined;
   }
 }

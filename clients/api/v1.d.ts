@@ -7,8 +7,8 @@
 export interface paths {
   "/api/v1/browse": {
     /**
-     * List a directory inside the permitted roots (for picking a working directory)
-     * @description Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory. Directories only unless files=1; dot entries hidden unless hidden=1.
+     * List a directory (for picking a working directory)
+     * @description Any directory the daemon's user can read, unless pluginOptions.files.browseAnywhere is false (then only inside the roots). Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory; they are the picker's starting points. Directories only unless files=1; dot entries hidden unless hidden=1.
      */
     get: operations["browseDirectory"];
     /**
@@ -290,10 +290,17 @@ export interface paths {
     post: operations["rewindSession"];
   };
   "/api/v1/sessions/{id}/share": {
-    /** Create (or return) the read-only share link of a session */
+    /**
+     * Create (or return) the read-only share link of a session
+     * @description Optional body: toolResults (default false) shows tool results (file contents, command output) on the page; given for a link that exists, it changes what that page shows.
+     */
     post: operations["shareSession"];
     /** Revoke the share link (200 with ok even when the session was not shared) */
     delete: operations["unshareSession"];
+  };
+  "/api/v1/sessions/{id}/share-preview": {
+    /** The page a share link of this session shows (or would show), for its owner to check before sharing */
+    get: operations["previewSharedSessionPage"];
   };
   "/api/v1/sessions/{id}/steer": {
     /** Inject a message before the next model call (starts a turn when idle) */
@@ -417,6 +424,8 @@ export interface components {
           arguments: string;
           [key: string]: unknown;
         }[];
+      /** @description How long the call took (as stored in the message's turnMeta) */
+      generationMs?: number;
       [key: string]: unknown;
     };
     /** Attachment */
@@ -1488,6 +1497,8 @@ export interface components {
       pinned?: boolean;
       isSandbox: boolean;
       shareToken: string | null;
+      /** @description Whether the shared page shows tool results (chosen with POST /sessions/{id}/share) */
+      shareToolResults?: boolean;
       status: "idle" | "running" | "error";
       turnStartedAt: number | null;
       /** @description Live blocks of the running turn */
@@ -1504,6 +1515,7 @@ export interface components {
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
       worktree?: components["schemas"]["WorktreeInfo"];
+      lastError?: components["schemas"]["SessionTurnError"];
       /** @description The session stream's last event when this was read: open /sessions/{id}/events from it (Last-Event-ID, or ?lastEventId= for EventSource) to miss nothing between the read and the stream */
       lastSeq?: number;
       [key: string]: unknown;
@@ -1634,6 +1646,17 @@ export interface components {
       worktree?: components["schemas"]["WorktreeInfo"];
     };
     /**
+     * SessionTurnError
+     * @description Why the session's last turn failed; present until the next turn starts
+     */
+    SessionTurnError: {
+      message: string;
+      /** @description The last stored message when the turn failed */
+      afterSeq: number;
+      /** Format: date-time */
+      at: string;
+    };
+    /**
      * SessionUpdateEvent
      * @description A session's summary changed
      */
@@ -1670,6 +1693,11 @@ export interface components {
       token: string;
       /** @description Relative URL of the public page */
       url: string;
+    };
+    /** ShareRequest */
+    ShareRequest: {
+      /** @description Show tool results on the page (default false) */
+      toolResults?: boolean;
     };
     /** SkillContent */
     SkillContent: {
@@ -2148,8 +2176,8 @@ export type external = Record<string, never>;
 export interface operations {
 
   /**
-   * List a directory inside the permitted roots (for picking a working directory)
-   * @description Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory. Directories only unless files=1; dot entries hidden unless hidden=1.
+   * List a directory (for picking a working directory)
+   * @description Any directory the daemon's user can read, unless pluginOptions.files.browseAnywhere is false (then only inside the roots). Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default working directory; they are the picker's starting points. Directories only unless files=1; dot entries hidden unless hidden=1.
    */
   browseDirectory: {
     parameters: {
@@ -5174,8 +5202,69 @@ export interface operations {
       };
     };
   };
-  /** Create (or return) the read-only share link of a session */
+  /**
+   * Create (or return) the read-only share link of a session
+   * @description Optional body: toolResults (default false) shows tool results (file contents, command output) on the page; given for a link that exists, it changes what that page shows.
+   */
   shareSession: {
+    parameters: {
+      path: {
+        /** @description Session id */
+        id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["ShareRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ShareLink"];
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Authentication required (loopback Bearer token or a browser login session) */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Refused: Host header not allowed (DNS rebinding) or cross-site request */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown session or target */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Revoke the share link (200 with ok even when the session was not shared) */
+  unshareSession: {
     parameters: {
       path: {
         /** @description Session id */
@@ -5186,7 +5275,7 @@ export interface operations {
       /** @description Success */
       200: {
         content: {
-          "application/json": components["schemas"]["ShareLink"];
+          "application/json": components["schemas"]["RevokeShareResult"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */
@@ -5215,19 +5304,29 @@ export interface operations {
       };
     };
   };
-  /** Revoke the share link (200 with ok even when the session was not shared) */
-  unshareSession: {
+  /** The page a share link of this session shows (or would show), for its owner to check before sharing */
+  previewSharedSessionPage: {
     parameters: {
+      query?: {
+        /** @description 1: with tool results (default 0) */
+        toolResults?: "1" | "0" | "true" | "false";
+      };
       path: {
         /** @description Session id */
         id: string;
       };
     };
     responses: {
-      /** @description Success */
+      /** @description HTML page */
       200: {
         content: {
-          "application/json": components["schemas"]["RevokeShareResult"];
+          "text/html": string;
+        };
+      };
+      /** @description Bad request: malformed JSON, or a body, query or parameter that does not match the schema */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Authentication required (loopback Bearer token or a browser login session) */

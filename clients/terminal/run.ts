@@ -40,6 +40,15 @@ export async function runCommand(words: string[], opts: RunOptions): Promise<num
     return EXIT.usage;
   }
   const conn = await connect(opts.home);
+  // Without a provider the turn cannot run: say so before a session is made for nothing.
+  const cfg = await ok(conn.api.GET("/api/v1/config"));
+  if (!cfg.providerConfigured) {
+    process.stderr.write(
+      "agentd run: no model provider is connected. Connect one in the web UI (`agentd open`, then Settings → " +
+        "Provider), or set OPENAI_BASE_URL and OPENAI_API_KEY and restart the daemon.\n",
+    );
+    return EXIT.error;
+  }
   const { id } = await openSession(conn, opts);
   return runTurn(conn, id, prompt, opts);
 }
@@ -80,7 +89,10 @@ export async function runTurn(
     opened = r;
   });
 
+  let ended = false;
   const onEvent = (ev: StreamEvent) => {
+    // The turn's `end` is the last line: what the daemon says after it (idle, totals) is not this turn's output.
+    if (ended) return;
     if (opts.json) out.write(`${JSON.stringify(ev)}\n`);
     if (!posted && ev.projectTrust && !opts.json) {
       const t = ev.projectTrust as { path?: string };
@@ -132,6 +144,7 @@ export async function runTurn(
         break;
       }
       case "end": {
+        ended = true;
         const reason = String(ev.reason);
         if (!opts.json && !lastOut.endsWith("\n")) write("\n");
         if (questionFailed) finish(EXIT.question);

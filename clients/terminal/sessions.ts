@@ -19,7 +19,8 @@ export async function sessionsCommand(opts: { home?: string; json?: boolean; lim
   }
   const rows = page.sessions.map((s) => [
     s.id,
-    waitingMark(s.waiting) || (s.status === "running" ? "running" : s.mode),
+    // What the session is doing (idle, running, needs you); plan mode is said after it.
+    (waitingMark(s.waiting) || (s.status === "running" ? "running" : "idle")) + (s.mode === "plan" ? " (plan)" : ""),
     ago(s.updatedAt),
     String(s.messageCount),
     s.title ?? "(untitled)",

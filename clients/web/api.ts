@@ -25,5 +25,7 @@ export { ok };
 
 /** A readable message for anything a call can throw. */
 export function messageOf(err: unknown): string {
+  // fetch's own wording for a refused connection says nothing to a person.
+  if (err instanceof TypeError && /fetch|network/i.test(err.message)) return "The daemon is unreachable.";
   return err instanceof Error ? err.message : String(err);
 }

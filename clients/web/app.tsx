@@ -1,27 +1,31 @@
 /** The page: header, the session list, and the open session (transcript, decisions, composer) or a panel. */
 import { useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect } from "preact/hooks";
-import { api, messageOf, ok } from "./api.js";
+import { api, ok } from "./api.js";
 import { Composer } from "./composer.js";
 import { Decisions } from "./decisions.js";
+import { CommandPalette } from "./palette.js";
 import { Changes, Files, NewSession } from "./panels.js";
 import { SessionState } from "./session.js";
+import { SessionHeader } from "./session-header.js";
 import { Settings, showReasoning } from "./settings.js";
+import { SharePanel } from "./share.js";
 import { loadSessions, Sidebar, titleOf } from "./sidebar.js";
 import {
   applyTheme,
   config,
   daemonThemes,
   online,
+  openProviderSettings,
   panel,
   select,
   selectedId,
   sessions,
-  showToast,
   sidebarOpen,
   theme,
   toast,
 } from "./store.js";
+import { followTabState } from "./title.js";
 import { Transcript } from "./transcript.js";
 
 function notify(title: string, body: string): void {
@@ -46,91 +50,48 @@ function useReconnect() {
   });
 }
 
-function SessionHeader({ s }: { s: SessionState }) {
-  const info = s.info.value;
-  if (!info) return null;
-  const id = { params: { path: { id: s.id } } };
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-      await s.reload();
-      await loadSessions();
-    } catch (err) {
-      showToast(messageOf(err));
-    }
-  };
-  return (
-    <header class="session-head">
-      <h1 class="session-title">{titleOf(info)}</h1>
-      <span class="muted cwd" title={info.cwd}>
-        {info.cwd} · {info.model || "no model"}
-      </span>
-      <div class="actions" role="toolbar" aria-label="Session actions">
-        <button
-          type="button"
-          onClick={() => {
-            const t = prompt("Session title", info.title ?? "");
-            if (t !== null) void act(() => ok(api.POST("/api/v1/sessions/{id}/rename", { ...id, body: { title: t } })));
-          }}
-        >
-          Rename
-        </button>
-        <button
-          type="button"
-          aria-pressed={Boolean(info.pinned)}
-          onClick={() =>
-            void act(() => ok(api.POST("/api/v1/sessions/{id}/pin", { ...id, body: { pinned: !info.pinned } })))
-          }
-        >
-          {info.pinned ? "Unpin" : "Pin"}
-        </button>
-        <button
-          type="button"
-          onClick={() =>
-            void ok(api.POST("/api/v1/sessions/{id}/fork", id))
-              .then((r) => loadSessions().then(() => select(r.id)))
-              .catch((e) => showToast(messageOf(e)))
-          }
-        >
-          Fork
-        </button>
-        <button
-          type="button"
-          onClick={() =>
-            void ok(api.POST("/api/v1/sessions/{id}/share", id))
-              .then(async (r) => {
-                const url = new URL(r.url, location.origin).href;
-                await navigator.clipboard?.writeText(url).catch(() => undefined);
-                showToast(`Share link copied: ${url}`);
-              })
-              .catch((e) => showToast(messageOf(e)))
-          }
-        >
-          Share
-        </button>
-        <button type="button" onClick={() => (panel.value = panel.value === "changes" ? "none" : "changes")}>
-          Changes
-        </button>
-        <button type="button" onClick={() => (panel.value = panel.value === "files" ? "none" : "files")}>
-          Files
-        </button>
-        <button
-          type="button"
-          class="danger"
-          onClick={() => {
-            if (!confirm("Delete this session for good?")) return;
-            void ok(api.DELETE("/api/v1/sessions/{id}/permanent", id))
-              .then(() => {
-                select(null);
-                return loadSessions();
-              })
-              .catch((e) => showToast(messageOf(e)));
-          }}
-        >
-          Delete
-        </button>
+/** The first screen: what to do next; without a provider, connecting one comes first. */
+function Home() {
+  const c = config.value;
+  if (c && !c.providerConfigured)
+    return (
+      <div class="empty">
+        <section class="card first-run" aria-label="Connect a model">
+          <h1>Connect a model to start</h1>
+          <p>
+            agentd runs its agent with a model from an OpenAI-compatible endpoint: OpenAI, OpenRouter, a local Ollama or
+            llama.cpp server, and others. No provider is connected yet.
+          </p>
+          <button type="button" class="primary" onClick={openProviderSettings}>
+            Connect a provider
+          </button>
+          <p class="muted">
+            Or set <code>OPENAI_BASE_URL</code> and <code>OPENAI_API_KEY</code> before starting the daemon.
+          </p>
+        </section>
       </div>
-    </header>
+    );
+  return (
+    <div class="empty">
+      <h1>agentd</h1>
+      <p>Pick a session on the left, or start a new one.</p>
+      <button type="button" class="primary" onClick={() => (panel.value = "new")}>
+        Start a new session
+      </button>
+    </div>
+  );
+}
+
+/** In a session while no provider is connected: the composer would only fail, so say so where it is used. */
+function NoProviderBar() {
+  if (!config.value || config.value.providerConfigured) return null;
+  return (
+    <div class="no-provider" role="status">
+      No model is connected: messages cannot be answered yet.
+      <button type="button" class="primary" onClick={openProviderSettings}>
+        Connect a provider
+      </button>
+    </div>
   );
 }
 
@@ -157,17 +118,33 @@ function SessionView({ id }: { id: string }) {
         <div class="conversation">
           <Transcript s={s} />
           <Decisions s={s} />
+          <NoProviderBar />
           <Composer key={s.id} s={s} />
         </div>
         {panel.value === "changes" && <Changes s={s} />}
         {panel.value === "files" && <Files s={s} />}
+        {panel.value === "share" && <SharePanel s={s} />}
       </div>
     </div>
   );
 }
 
+/** The session drawer (phone width): Esc or a tap on the backdrop closes it. */
+function useDrawerKeys() {
+  useSignalEffect(() => {
+    if (!sidebarOpen.value) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") sidebarOpen.value = false;
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  });
+}
+
 export function App() {
   useReconnect();
+  useDrawerKeys();
+  useEffect(followTabState, []);
   useEffect(() => {
     void ok(api.GET("/api/v1/config"))
       .then((c) => {
@@ -221,6 +198,7 @@ export function App() {
       )}
       <div class="layout">
         <Sidebar />
+        {sidebarOpen.value && <div class="backdrop" aria-hidden="true" onClick={() => (sidebarOpen.value = false)} />}
         <main class="main">
           {panel.value === "settings" ? (
             <Settings />
@@ -229,16 +207,11 @@ export function App() {
           ) : id ? (
             <SessionView key={id} id={id} />
           ) : (
-            <div class="empty">
-              <h1>agentd</h1>
-              <p>Pick a session on the left, or start a new one.</p>
-              <button type="button" class="primary" onClick={() => (panel.value = "new")}>
-                Start a new session
-              </button>
-            </div>
+            <Home />
           )}
         </main>
       </div>
+      <CommandPalette />
       {toast.value && (
         <div class="toast" role="status">
           {toast.value}

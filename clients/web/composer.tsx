@@ -2,17 +2,13 @@
  * The composer: Enter sends, Shift+Enter breaks the line, Esc stops a running turn. While a turn runs a message steers
  * it or is queued for after it (the user's choice). The draft is kept per session, so a reload never loses it.
  */
-import { useComputed, useSignal } from "@preact/signals";
+import { useComputed, useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
-import { api, messageOf, ok, type Schemas } from "./api.js";
+import { api, messageOf, ok } from "./api.js";
+import { ModelPicker } from "./models.js";
+import { commands, insertCommand } from "./palette.js";
 import type { SessionState } from "./session.js";
 import { showToast, uid } from "./store.js";
-
-let commandCache: Promise<Schemas["SlashCommand"][]> | undefined;
-const commands = () => {
-  commandCache ??= ok(api.GET("/api/v1/commands")).catch(() => []);
-  return commandCache;
-};
 
 interface Attachment {
   name: string;
@@ -43,6 +39,24 @@ export function Composer({ s }: { s: SessionState }) {
   useEffect(() => {
     ref.current?.focus();
   }, [s]);
+  // The Ctrl+K palette puts commands here.
+  useEffect(() => {
+    insertCommand.current = (t: string) => {
+      setText(t);
+      ref.current?.focus();
+    };
+    return () => {
+      insertCommand.current = null;
+    };
+  }, [s]);
+  // "Edit and resend": the message comes back here, to change and send.
+  useSignalEffect(() => {
+    const t = s.draftRequest.value;
+    if (t === null) return;
+    s.draftRequest.value = null;
+    setText(t);
+    ref.current?.focus();
+  });
 
   const setText = (v: string) => {
     text.value = v;
@@ -59,9 +73,9 @@ export function Composer({ s }: { s: SessionState }) {
     const all = await commands();
     // Names carry their slash; aliases are entries of their own (shown with what they run).
     const q = v.toLowerCase();
+    // Every match (the list scrolls): a cut-off list would hide commands without saying so.
     palette.value = all
       .filter((c) => c.name.toLowerCase().startsWith(q))
-      .slice(0, 8)
       .map((c) => ({
         value: c.name,
         label: `${c.argumentHint ? `${c.argumentHint} · ` : ""}${c.aliasOf ? `→ ${c.aliasOf}` : c.description}`,
@@ -90,6 +104,11 @@ export function Composer({ s }: { s: SessionState }) {
     const images = attachments.value.filter((a) => a.image).map((a) => a.dataUrl);
     const files = attachments.value.filter((a) => !a.image).map((a) => a.name);
     if (!body && !images.length) return;
+    // Undecided trust: the first message would run without the project's rules and context files.
+    if (s.trust.value && !body.startsWith("/")) {
+      showToast("Decide whether to trust this project first: your message is kept.");
+      return;
+    }
     busy.value = true;
     try {
       if (body.startsWith("/") && !images.length) {
@@ -142,6 +161,17 @@ export function Composer({ s }: { s: SessionState }) {
     }
   };
 
+  const setModel = async (model: string) => {
+    try {
+      const r = await ok(api.POST("/api/v1/sessions/{id}/command", { ...id, body: { command: `/model ${model}` } }));
+      const info = s.info.peek();
+      if (info) s.info.value = { ...info, model };
+      if (r.message) showToast(r.message);
+    } catch (err) {
+      showToast(messageOf(err));
+    }
+  };
+
   const setMode = async (mode: "build" | "plan") => {
     try {
       await ok(api.POST("/api/v1/sessions/{id}/mode", { ...id, body: { mode } }));
@@ -177,12 +207,19 @@ export function Composer({ s }: { s: SessionState }) {
       )}
       {palette.value.length > 0 && (
         <div class="palette" role="listbox" aria-label="Commands">
+          <div class="palette-head muted" aria-hidden="true">
+            {palette.value.length} {palette.value.length === 1 ? "command" : "commands"} · ↑↓ choose · Tab completes ·
+            Ctrl+K for everything
+          </div>
           {palette.value.map((p, i) => (
             <div
               key={p.value}
               role="option"
               tabIndex={-1}
               aria-selected={i === active.value}
+              ref={(el) => {
+                if (el && i === active.value) el.scrollIntoView({ block: "nearest" });
+              }}
               onMouseDown={(e) => {
                 e.preventDefault();
                 setText(`${p.value} `);
@@ -227,6 +264,7 @@ export function Composer({ s }: { s: SessionState }) {
         }}
       />
       <div class="composer-bar">
+        <ModelPicker current={s.info.value?.model ?? ""} choose={setModel} />
         <label class="file-btn">
           <input
             type="file"
@@ -265,7 +303,12 @@ export function Composer({ s }: { s: SessionState }) {
               Stop
             </button>
           )}
-          <button type="submit" class="primary" disabled={busy.value}>
+          <button
+            type="submit"
+            class="primary"
+            disabled={busy.value || s.trust.value !== null}
+            title={s.trust.value ? "Decide about the project first" : undefined}
+          >
             Send
           </button>
         </span>

@@ -204,10 +204,11 @@ function TrustCard({ s }: { s: SessionState }) {
       <ul>
         {entries.map(([k, v]) => (
           <li key={k}>
-            <strong>{k}</strong>: {(v as unknown[]).map(resourceName).join(", ")}
+            <strong>{RESOURCE_KINDS[k] ?? k}</strong>: {(v as unknown[]).map(resourceName).join(", ")}
           </li>
         ))}
       </ul>
+      <p class="muted">Messages wait until you decide, so the first one does not run without them.</p>
       <div class="row">
         <button type="button" class="primary" onClick={() => decide(true)}>
           Trust project
@@ -254,6 +255,18 @@ export function Decisions({ s }: { s: SessionState }) {
     </div>
   );
 }
+
+/** What each kind of project resource is, in words. */
+const RESOURCE_KINDS: Record<string, string> = {
+  personas: "Personas",
+  skills: "Skills",
+  rules: "Rules",
+  contextFiles: "Context files (e.g. AGENTS.md)",
+  mcp: "MCP servers",
+  hooks: "Hooks (commands run on agent events)",
+  ssh: "SSH hosts",
+  plugins: "Plugins (code run by the daemon)",
+};
 
 /** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
 const resourceName = (x: unknown) =>

@@ -40,6 +40,6 @@ export function highlightElement(el: HTMLElement): void {
   if (el.dataset.highlighted) return;
   const cls = [...el.classList].find((c) => c.startsWith("language-"));
   const lang = cls?.slice(9);
-  if (lang && !hljs.getLanguage(lang)) return;
+  if (!lang || !hljs.getLanguage(lang)) return;
   hljs.highlightElement(el);
 }

@@ -38,7 +38,29 @@ function loadHighlighter(): Promise<Highlighter> {
   return highlighter;
 }
 
-/** Rendered Markdown. `streaming` skips highlighting (it runs once the text is final). */
+/** A "Copy" button on each code block (added after sanitising: model text never makes buttons). */
+function addCopyButtons(el: HTMLElement): void {
+  for (const pre of el.querySelectorAll<HTMLPreElement>("pre")) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy code");
+    button.addEventListener("click", () => {
+      const code = pre.querySelector("code")?.textContent ?? pre.textContent ?? "";
+      void navigator.clipboard?.writeText(code).then(
+        () => {
+          button.textContent = "Copied";
+          setTimeout(() => (button.textContent = "Copy"), 1500);
+        },
+        () => (button.textContent = "Copy failed"),
+      );
+    });
+    pre.append(button);
+  }
+}
+
+/** Rendered Markdown. `streaming` skips highlighting and copy buttons (they come once the text is final). */
 export function Markdown({ text, streaming }: { text: string; streaming?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
@@ -46,7 +68,9 @@ export function Markdown({ text, streaming }: { text: string; streaming?: boolea
     if (!el) return;
     el.innerHTML = markdownToHtml(text);
     if (streaming) return;
-    const blocks = el.querySelectorAll<HTMLElement>("pre code");
+    addCopyButtons(el);
+    // Only blocks that name their language: guessing colours plain output in random ones.
+    const blocks = el.querySelectorAll<HTMLElement>('pre code[class*="language-"]');
     if (blocks.length)
       void loadHighlighter().then((h) => {
         for (const b of blocks) h(b);

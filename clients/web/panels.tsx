@@ -2,9 +2,10 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, messageOf, ok, type Schemas } from "./api.js";
+import { ModelInput } from "./models.js";
 import type { SessionState } from "./session.js";
 import { loadSessions } from "./sidebar.js";
-import { config, panel, select, showToast } from "./store.js";
+import { chosenModel, config, panel, select, showToast } from "./store.js";
 
 function Close() {
   return (
@@ -17,34 +18,43 @@ function Close() {
 export function NewSession() {
   const cwd = useSignal(config.value?.cwd ?? "");
   const listing = useSignal<Schemas["BrowseListing"] | null>(null);
+  const cwdError = useSignal<string | null>(null);
+  const creating = useSignal(false);
   const personas = useSignal<Schemas["Persona"][]>([]);
-  const models = useSignal<Schemas["ModelInfo"][]>([]);
   const persona = useSignal(config.value?.persona ?? "");
-  const model = useSignal(config.value?.model ?? "");
-  const browse = async (path?: string) => {
+  const model = useSignal(chosenModel());
+  /** Lists a directory; the field takes its resolved path only when the user picked it (not while typing). */
+  const browse = async (path: string | undefined, take: boolean) => {
     try {
-      listing.value = await ok(api.GET("/api/v1/browse", { params: { query: path ? { path } : {} } }));
-      cwd.value = listing.value.path;
+      const l = await ok(api.GET("/api/v1/browse", { params: { query: path ? { path } : {} } }));
+      listing.value = l;
+      cwdError.value = null;
+      if (take) cwd.value = l.path;
+      return l;
     } catch (err) {
-      showToast(messageOf(err));
+      cwdError.value = messageOf(err);
+      return null;
     }
   };
   useEffect(() => {
-    void browse(cwd.value || undefined);
+    void browse(cwd.value || undefined, !cwd.value);
     void ok(api.GET("/api/v1/personas"))
       .then((p) => (personas.value = p))
       .catch(() => undefined);
-    void ok(api.GET("/api/v1/models/cached"))
-      .then((m) => (models.value = (m as { models?: Schemas["ModelInfo"][] }).models ?? (m as Schemas["ModelInfo"][])))
-      .catch(() => undefined);
   }, []);
+  // The typed path is the one used: it is checked (it must be a readable directory) before anything is created.
   const create = async (e: Event) => {
     e.preventDefault();
+    if (creating.value) return;
+    creating.value = true;
     try {
+      const typed = cwd.value.trim();
+      const checked = typed ? await browse(typed, true) : null;
+      if (typed && !checked) return;
       const r = await ok(
         api.POST("/api/v1/sessions", {
           body: {
-            cwd: cwd.value || undefined,
+            cwd: checked?.path,
             persona: persona.value || undefined,
             model: model.value || undefined,
           },
@@ -54,9 +64,12 @@ export function NewSession() {
       await loadSessions();
       select(r.id);
     } catch (err) {
-      showToast(messageOf(err));
+      cwdError.value = messageOf(err);
+    } finally {
+      creating.value = false;
     }
   };
+  const l = listing.value;
   return (
     <form class="panel" aria-label="New session" onSubmit={create}>
       <header class="panel-head">
@@ -65,28 +78,58 @@ export function NewSession() {
       </header>
       <label>
         Working directory
-        <input type="text" value={cwd.value} onChange={(e) => void browse(e.currentTarget.value)} />
+        <input
+          type="text"
+          value={cwd.value}
+          spellcheck={false}
+          autocomplete="off"
+          aria-invalid={cwdError.value ? true : undefined}
+          aria-describedby={cwdError.value ? "cwd-error" : undefined}
+          onInput={(e) => {
+            cwd.value = e.currentTarget.value;
+            cwdError.value = null;
+          }}
+          onChange={(e) => void browse(e.currentTarget.value.trim() || undefined, false)}
+        />
       </label>
-      {listing.value && (
-        <ul class="browse" aria-label="Folders">
-          {listing.value.parent && (
-            <li>
-              <button type="button" class="link" onClick={() => void browse(listing.value?.parent ?? undefined)}>
-                ..
+      {cwdError.value && (
+        <p id="cwd-error" class="form-error" role="alert">
+          {cwdError.value}
+        </p>
+      )}
+      {l && (
+        <div class="browser">
+          <div class="browse-head">
+            <span class="muted" title={l.path}>
+              {l.path}
+            </span>
+            {l.roots.map((r) => (
+              <button key={r} type="button" class="link" onClick={() => void browse(r, true)}>
+                {r}
               </button>
-            </li>
-          )}
-          {listing.value.entries
-            .filter((x) => x.type === "dir")
-            .slice(0, 200)
-            .map((x) => (
-              <li key={x.path}>
-                <button type="button" class="link" onClick={() => void browse(x.path)}>
-                  {x.name}/
+            ))}
+          </div>
+          <ul class="browse" aria-label="Folders">
+            {l.parent && (
+              <li>
+                <button type="button" class="link" onClick={() => void browse(l.parent ?? undefined, true)}>
+                  ..
                 </button>
               </li>
-            ))}
-        </ul>
+            )}
+            {l.entries
+              .filter((x) => x.type === "dir")
+              .slice(0, 200)
+              .map((x) => (
+                <li key={x.path}>
+                  <button type="button" class="link" onClick={() => void browse(x.path, true)}>
+                    {x.name}/
+                  </button>
+                </li>
+              ))}
+            {!l.entries.some((x) => x.type === "dir") && <li class="muted">No folders here.</li>}
+          </ul>
+        </div>
       )}
       <label>
         Persona
@@ -98,17 +141,9 @@ export function NewSession() {
           ))}
         </select>
       </label>
-      <label>
-        Model
-        <input type="text" list="models" value={model.value} onInput={(e) => (model.value = e.currentTarget.value)} />
-        <datalist id="models">
-          {models.value.map((m) => (
-            <option key={m.id} value={m.id} />
-          ))}
-        </datalist>
-      </label>
-      <button type="submit" class="primary">
-        Create session
+      <ModelInput label="Model" value={model.value} onChange={(v) => (model.value = v)} />
+      <button type="submit" class="primary" disabled={creating.value}>
+        {creating.value ? "Creating…" : "Create session"}
       </button>
     </form>
   );
@@ -140,12 +175,21 @@ export function Changes({ s }: { s: SessionState }) {
           {g.dirty && ` · ${g.dirty.staged} staged, ${g.dirty.unstaged} unstaged, ${g.dirty.untracked} untracked`}
         </p>
       )}
-      {error.value && <p>{error.value}</p>}
-      {diff.value?.files.length === 0 && <p class="muted">No changes.</p>}
+      {error.value && <p class="form-error">{error.value}</p>}
+      {!diff.value && !error.value && (
+        <p class="muted" role="status">
+          Reading the working tree…
+        </p>
+      )}
+      {diff.value?.noRepo && <p class="muted">{diff.value.reason ?? "Not a git repository."}</p>}
+      {diff.value?.files.length === 0 && !diff.value.noRepo && <p class="muted">No changes.</p>}
       {diff.value?.files.map((f) => (
         <details key={f.path} class="card" open={(diff.value?.files.length ?? 0) < 6}>
           <summary>
-            <code>{f.path}</code> <span class="add">+{f.additions}</span> <span class="del">-{f.deletions}</span>
+            <code>{f.oldPath ? `${f.oldPath} → ${f.path}` : f.path}</code>{" "}
+            {f.status !== "modified" && <span class={`file-status ${f.status}`}>{f.status}</span>}{" "}
+            <span class="add">+{f.additions}</span> <span class="del">-{f.deletions}</span>
+            {f.binary && <span class="muted"> · binary</span>}
           </summary>
           <pre class="diff">
             {f.hunks.map((h) => (
@@ -189,9 +233,9 @@ export function Files({ s }: { s: SessionState }) {
     load();
   };
   return (
-    <section class="panel" aria-label="Files">
+    <section class="panel" aria-label="Attachments">
       <header class="panel-head">
-        <h2>Inputs</h2>
+        <h2>Attachments</h2>
         <Close />
       </header>
       {list.value?.entries.length === 0 && <p class="muted">No attachments yet.</p>}

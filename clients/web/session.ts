@@ -4,7 +4,7 @@
  */
 import { batch, type Signal, signal } from "@preact/signals";
 import { api, type DisplayMessage, ok, type Schemas } from "./api.js";
-import { online } from "./store.js";
+import { modelLabel, online, uid } from "./store.js";
 
 export interface ToolState {
   id: string;
@@ -24,6 +24,8 @@ export interface Item {
   images?: string[];
   footer?: string;
   seq?: number;
+  /** When it happened (ISO), for errors read back from the session. */
+  at?: string;
 }
 
 export interface Confirmation {
@@ -84,11 +86,14 @@ export class SessionState {
   readonly connected = signal(false);
   readonly loadError = signal<string | null>(null);
   readonly retryNote = signal<string | null>(null);
+  /** Text for the composer to take (Edit and resend); it clears it once taken. */
+  readonly draftRequest = signal<string | null>(null);
 
   private readonly tools = new Map<string, Signal<ToolState>>();
   private readonly seenSeqs = new Set<number>();
   private es: EventSource | undefined;
-  private usage = "";
+  /** The model's time in the running turn (its calls' generation times), for the turn's footer. */
+  private generationMs = 0;
   private closed = false;
   private oldestSeq: number | null = null;
   private loadingHistory = false;
@@ -112,7 +117,12 @@ export class SessionState {
       const s = await ok(api.GET("/api/v1/sessions/{id}", { params: { path: { id: this.id } } }));
       this.tools.clear();
       this.seenSeqs.clear();
-      const items = s.messages.map((m) => this.fromDisplay(m));
+      const items = withTurnFooters(s.messages, (m) => this.fromDisplay(m), s.status === "running");
+      // Why the last turn failed, where it failed: after the last message (unless a later turn has begun).
+      const failed = s.lastError;
+      const lastSeq = items.reduce((n, i) => Math.max(n, i.seq ?? 0), 0);
+      if (failed && failed.afterSeq >= lastSeq)
+        items.push({ key: nextKey(), role: "error", content: failed.message, at: failed.at });
       const streaming = (s.streaming ?? []) as Array<{ kind?: string; text?: string }>;
       batch(() => {
         this.info.value = s;
@@ -211,7 +221,6 @@ export class SessionState {
       this.tools.set(t.id, s);
       return s;
     });
-    const meta = m.turnMeta as { model?: string; generationMs?: number } | undefined;
     return {
       key: m.seq !== undefined ? `m${m.seq}` : nextKey(),
       role: m.role,
@@ -219,9 +228,22 @@ export class SessionState {
       thinking: m.thinking,
       tools: tools.length ? tools : undefined,
       images: m.images,
-      footer: meta?.model ? footerText(meta.model, undefined, meta.generationMs) : undefined,
       seq: m.seq,
     };
+  }
+
+  /** Sends a message as a new turn (Retry); a failure is shown like any other. */
+  async send(text: string): Promise<void> {
+    try {
+      await ok(
+        api.POST("/api/v1/sessions/{id}/chat", {
+          params: { path: { id: this.id } },
+          body: { text, clientMessageId: uid() },
+        }),
+      );
+    } catch (err) {
+      this.push({ key: nextKey(), role: "error", content: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   push(item: Item): void {
@@ -283,13 +305,11 @@ export class SessionState {
       case "retry":
         this.retryNote.value = `Provider call failed (${String(e.reason ?? "error")}); retry ${String(e.attempt)} in ${Math.round(Number(e.delayMs ?? 0) / 1000)} s`;
         return;
-      case "usage": {
-        const u = e.usage as { totalTokens?: number } | undefined;
-        this.usage = u?.totalTokens ? `${u.totalTokens} tokens` : "";
+      case "usage":
         this.retryNote.value = null;
         return;
-      }
       case "assistant_message": {
+        this.generationMs += Number(e.generationMs ?? 0);
         const calls = (e.toolCalls as Array<{ id: string; name: string; arguments?: string }> | undefined) ?? [];
         const tools = calls.map((c) => {
           const s = signal<ToolState>({
@@ -379,9 +399,9 @@ export class SessionState {
           key: nextKey(),
           role: "notice",
           content: "",
-          footer: footerText(String(e.model ?? ""), this.usage, Number(e.totalMs ?? 0)),
+          footer: footerText(String(e.model ?? ""), this.generationMs),
         });
-        this.usage = "";
+        this.generationMs = 0;
         return;
       case "end":
         if (e.reason === "aborted") this.push({ key: nextKey(), role: "notice", content: "Stopped." });
@@ -391,7 +411,12 @@ export class SessionState {
         this.onTurnEnd?.("done");
         return;
       case "error":
-        this.push({ key: nextKey(), role: "error", content: String(e.message ?? "Error") });
+        this.push({
+          key: nextKey(),
+          role: "error",
+          content: String(e.message ?? "Error"),
+          at: new Date().toISOString(),
+        });
         return;
       case "notice":
         this.push({ key: nextKey(), role: "notice", content: String(e.message ?? "") });
@@ -422,6 +447,34 @@ function textOf(c: unknown): string {
   return c === undefined || c === null ? "" : JSON.stringify(c);
 }
 
-function footerText(model: string, usage?: string, ms?: number): string {
-  return [model, usage, ms ? `${(ms / 1000).toFixed(1)} s` : ""].filter(Boolean).join(" · ");
+/** A turn's footer, the same live and read back: the model and the time it spent generating. */
+function footerText(model: string, ms: number): string {
+  return [modelLabel(model), ms ? `${(ms / 1000).toFixed(1)} s` : ""].filter(Boolean).join(" · ");
+}
+
+/**
+ * Read back, a turn ends where the next user message starts: its footer (as the live `turn_meta` makes it) follows
+ * its last assistant message, with the generation times of all its model calls.
+ */
+function withTurnFooters(messages: DisplayMessage[], toItem: (m: DisplayMessage) => Item, running: boolean): Item[] {
+  const out: Item[] = [];
+  let model = "";
+  let ms = 0;
+  const close = () => {
+    if (model) out.push({ key: nextKey(), role: "notice", content: "", footer: footerText(model, ms) });
+    model = "";
+    ms = 0;
+  };
+  for (const m of messages) {
+    if (m.role === "user") close();
+    out.push(toItem(m));
+    const meta = m.turnMeta as { model?: string; generationMs?: number } | undefined;
+    if (m.role === "assistant" && meta?.model) {
+      model = meta.model;
+      ms += meta.generationMs ?? 0;
+    }
+  }
+  // A running turn gets its footer live, when it ends.
+  if (!running) close();
+  return out;
 }

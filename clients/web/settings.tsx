@@ -1,9 +1,11 @@
 /** Settings: provider (verified before saving), default permissions, turn cap, theme, reasoning, notifications. */
 import { signal, useSignal } from "@preact/signals";
+import { useEffect, useRef } from "preact/hooks";
 import { PROVIDER_PRESETS, presetById } from "../api/provider-presets.js";
 import { api, messageOf, ok } from "./api.js";
+import { loadModels, ModelInput } from "./models.js";
 import { PermissionsCard } from "./permissions.js";
-import { applyTheme, config, daemonThemes, panel, showToast, theme } from "./store.js";
+import { applyTheme, chosenModel, config, daemonThemes, focusProvider, panel, showToast, theme } from "./store.js";
 
 export const showReasoning = signal(true);
 
@@ -27,14 +29,21 @@ function ProviderForm() {
   const c = config.value;
   const baseURL = useSignal(c?.baseURL ?? "");
   const apiKey = useSignal("");
-  const model = useSignal(c?.model ?? "");
-  const note = useSignal<string | null>(null);
+  const model = useSignal(chosenModel());
+  const note = useSignal<{ text: string; tone: "busy" | "ok" | "error" } | null>(null);
+  const first = useRef<HTMLInputElement>(null);
   const preset = useSignal("");
   const chosen = presetById(preset.value);
-  // A preset fills in the URL ({…} parts are yours to replace); the daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
+  useEffect(() => {
+    if (!focusProvider.peek()) return;
+    focusProvider.value = false;
+    first.current?.focus();
+    first.current?.scrollIntoView({ block: "center" });
+  }, []);
+  // The daemon verifies the endpoint (and key) before it saves anything; a failure says why and keeps the old values.
   const save = async (e: Event) => {
     e.preventDefault();
-    note.value = "Checking…";
+    note.value = { text: "Checking the endpoint…", tone: "busy" };
     try {
       const r = await ok(
         api.PUT("/api/v1/settings/provider", {
@@ -46,15 +55,22 @@ function ProviderForm() {
         }),
       );
       apiKey.value = "";
-      note.value = r.message;
+      note.value = { text: r.message, tone: "ok" };
       config.value = await ok(api.GET("/api/v1/config"));
+      void loadModels(true);
     } catch (err) {
-      note.value = `Not saved: ${messageOf(err)}`;
+      note.value = { text: `Not saved: ${messageOf(err)}`, tone: "error" };
     }
   };
   return (
     <form class="card" aria-label="Provider" onSubmit={save}>
       <h3>Provider</h3>
+      {!c?.providerConfigured && (
+        <p class="muted">
+          No model is connected yet. Enter an OpenAI-compatible endpoint (and its API key); it is checked before it is
+          saved.
+        </p>
+      )}
       <label>
         Preset
         <select
@@ -75,7 +91,14 @@ function ProviderForm() {
       </label>
       <label>
         Base URL
-        <input type="url" value={baseURL.value} onInput={(e) => (baseURL.value = e.currentTarget.value)} required />
+        <input
+          ref={first}
+          type="url"
+          placeholder="https://api.openai.com/v1"
+          value={baseURL.value}
+          onInput={(e) => (baseURL.value = e.currentTarget.value)}
+          required
+        />
       </label>
       <label>
         API key
@@ -87,14 +110,15 @@ function ProviderForm() {
           onInput={(e) => (apiKey.value = e.currentTarget.value)}
         />
       </label>
-      <label>
-        Model
-        <input type="text" value={model.value} onInput={(e) => (model.value = e.currentTarget.value)} />
-      </label>
+      <ModelInput label="Model" value={model.value} onChange={(v) => (model.value = v)} />
       <button type="submit" class="primary">
         Verify and save
       </button>
-      {note.value && <p role="status">{note.value}</p>}
+      {note.value && (
+        <p role="status" class={`note ${note.value.tone}`}>
+          {note.value.text}
+        </p>
+      )}
     </form>
   );
 }
@@ -170,8 +194,10 @@ export function Settings() {
               theme.value = e.currentTarget.value;
               localStorage.setItem("agentd.theme", theme.value);
               applyTheme();
-              // A daemon theme is also the daemon-wide default, so the other clients follow.
+              // A daemon theme is also the daemon-wide default, so the other clients follow; "System" clears it.
               if (daemonThemes.value.some((t) => t.id === theme.value)) void globalCommand(`/theme ${theme.value}`);
+              else if (theme.value === "system" && config.value?.settings.theme?.source === "settings")
+                void globalCommand("/theme system");
             }}
           >
             <option value="system">System</option>

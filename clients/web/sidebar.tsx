@@ -2,7 +2,8 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, ok, type Schemas, type SessionSummary } from "./api.js";
-import { panel, select, selectedId, sessions, sessionTotal, sidebarOpen } from "./store.js";
+import { SearchField } from "./search-field.js";
+import { modelLabel, online, panel, select, selectedId, sessions, sessionTotal, sidebarOpen } from "./store.js";
 
 const LIMIT = 50;
 let query = "";
@@ -33,6 +34,13 @@ function patchSession(s: SessionSummary): void {
 function followSessions(): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const es = new EventSource("/api/v1/sessions/events");
+  // This stream is always open: when it drops, the daemon is gone (the header says so at once); when it opens, back.
+  es.onerror = () => {
+    online.value = false;
+  };
+  es.onopen = () => {
+    online.value = true;
+  };
   es.onmessage = (m) => {
     const e = JSON.parse(m.data as string) as Schemas["SessionEvent"];
     if (e.type === "session_update") patchSession(e.session);
@@ -72,6 +80,16 @@ function WaitingBadge({ waiting }: { waiting: NonNullable<SessionSummary["waitin
   );
 }
 
+/** "just now", "5 min ago", "3 h ago", "2 d ago", then the date. */
+function since(iso: string, now = Date.now()): string {
+  const min = Math.round((now - Date.parse(iso)) / 60_000);
+  if (min < 1) return "just now";
+  if (min < 60) return `${min} min ago`;
+  if (min < 24 * 60) return `${Math.round(min / 60)} h ago`;
+  if (min < 7 * 24 * 60) return `${Math.round(min / 1440)} d ago`;
+  return new Date(iso).toLocaleDateString();
+}
+
 export function titleOf(s: { title?: string; id: string; cwd: string }): string {
   return s.title || `New session in ${s.cwd.split("/").filter(Boolean).pop() ?? "/"}`;
 }
@@ -93,13 +111,11 @@ export function Sidebar() {
       <button type="button" class="primary wide" onClick={() => (panel.value = "new")}>
         New session
       </button>
-      <input
-        type="search"
-        aria-label="Search sessions"
-        placeholder="Search sessions"
+      <SearchField
+        label="Search sessions"
         value={q.value}
-        onInput={(e) => {
-          q.value = e.currentTarget.value;
+        onValue={(v) => {
+          q.value = v;
           query = q.value.trim();
           void loadSessions().catch(() => undefined);
         }}
@@ -127,8 +143,8 @@ export function Sidebar() {
                       </span>
                     )}
                     {s.waiting && <WaitingBadge waiting={s.waiting} />}
-                    <span class="sub">
-                      {s.messageCount} {s.messageCount === 1 ? "message" : "messages"} · {s.model || "no model"}
+                    <span class="sub" title={`${s.cwd} · ${s.messageCount} messages · ${modelLabel(s.model)}`}>
+                      {s.cwd.split("/").filter(Boolean).pop() ?? "/"} · {since(s.updatedAt)}
                     </span>
                   </a>
                 </li>

@@ -1,5 +1,5 @@
 /** App-wide state as signals: what the whole page shares (the session list, the selection, connectivity). */
-import { signal } from "@preact/signals";
+import { effect, signal } from "@preact/signals";
 import type { Schemas } from "../api/client.js";
 
 export const online = signal(true);
@@ -7,9 +7,33 @@ export const sessions = signal<Schemas["SessionSummary"][]>([]);
 export const sessionTotal = signal(0);
 export const selectedId = signal<string | null>(readHash());
 export const config = signal<Schemas["ClientConfig"] | null>(null);
-export const panel = signal<"none" | "settings" | "changes" | "files" | "new">("none");
+export const panel = signal<"none" | "settings" | "changes" | "files" | "share" | "new">("none");
 export const sidebarOpen = signal(false);
+// A panel opened from the drawer (phone width) is shown in front: the drawer closes.
+effect(() => {
+  if (panel.value !== "none") sidebarOpen.value = false;
+});
 export const toast = signal<string | null>(null);
+/** Set when Settings opens to connect a provider: the provider form takes the focus. */
+export const focusProvider = signal(false);
+
+export function openProviderSettings(): void {
+  focusProvider.value = true;
+  panel.value = "settings";
+}
+
+/** The configured default model, or "" when none was chosen (the daemon then says "default"). */
+export function chosenModel(): string {
+  const c = config.value;
+  if (!c || c.settings["provider.model"]?.source === "default") return "";
+  return c.model === "default" ? "" : c.model;
+}
+
+/** A session's model as shown: "default" is the model the provider settings name (none was chosen). */
+export function modelLabel(model: string | undefined): string {
+  if (!model) return "no model";
+  return model === "default" ? "default model" : model;
+}
 /** "system", "light", "dark" (the page's own palettes) or the id of a daemon theme from GET /themes. */
 export const theme = signal<string>(localStorage.getItem("agentd.theme") ?? "system");
 export const daemonThemes = signal<Schemas["Theme"][]>([]);
@@ -38,7 +62,8 @@ export function select(id: string | null): void {
   const hash = id ? `#/s/${id}` : "#/";
   if (location.hash !== hash) history.pushState(null, "", hash);
   sidebarOpen.value = false;
-  if (panel.value === "new") panel.value = "none";
+  // Picking a session shows it: a page-wide panel (new session, settings) gives way.
+  if (panel.value === "new" || panel.value === "settings") panel.value = "none";
 }
 
 addEventListener("popstate", () => {

@@ -1,11 +1,12 @@
 /** The conversation: finished messages (memoised per item), tool cards, and the live streaming block. */
-import type { Signal } from "@preact/signals";
+import { type Signal, signal, useSignalEffect } from "@preact/signals";
 import { Component } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Markdown } from "./markdown.js";
 import { RewindControl } from "./rewind.js";
 import type { Item, SessionState, ToolState } from "./session.js";
 import { showReasoning } from "./settings.js";
+import { openProviderSettings } from "./store.js";
 
 function parseArgs(args: string): Record<string, unknown> {
   try {
@@ -16,7 +17,14 @@ function parseArgs(args: string): Record<string, unknown> {
   }
 }
 
-/** `edit` and `write` calls as a diff of what they change. */
+/** The model-facing trailer of a failed result (`[error code: …; suggested fix: …]`): for the model, not the user. */
+const MODEL_TRAILER = /\n?\[error code: [^\]]*\]\s*$/;
+export const shownResult = (text: string) => text.replace(MODEL_TRAILER, "");
+
+/** The commands waiting for Allow/Deny in the open session (their tool cards say so). */
+export const awaitingConfirmation = signal<Array<{ tool: string; command: string }>>([]);
+
+/** `edit` and `write` calls as a diff of what they change (or, for a failed call, would have changed). */
 function EditDiff({ tool }: { tool: ToolState }) {
   const a = parseArgs(tool.args);
   const path = String(a.filePath ?? a.path ?? "");
@@ -26,9 +34,13 @@ function EditDiff({ tool }: { tool: ToolState }) {
     ...(removed ? removed.split("\n").map((l) => ({ t: "-", l })) : []),
     ...added.split("\n").map((l) => ({ t: "+", l })),
   ].slice(0, 400);
+  const failed = tool.status === "error";
   return (
-    <div class="diff">
-      <div class="diff-path">{path}</div>
+    <div class={`diff${failed ? " not-applied" : ""}`}>
+      <div class="diff-path">
+        {path}
+        {failed && <span class="badge error">not applied</span>}
+      </div>
       <pre>
         {lines.map((x, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: a diff's lines never move; the position is their identity
@@ -46,7 +58,11 @@ function ToolCard({ tool }: { tool: Signal<ToolState> }) {
   const a = parseArgs(t.args);
   const summary =
     t.name === "bash" ? String(a.command ?? "") : String(a.filePath ?? a.path ?? a.pattern ?? a.query ?? a.url ?? "");
-  const label = t.status === "pending" || t.status === "running" ? "running" : t.status === "ok" ? "done" : "failed";
+  const live = t.status === "pending" || t.status === "running";
+  const waiting =
+    live && awaitingConfirmation.value.some((c) => c.tool === t.name && c.command === String(a.command ?? ""));
+  const label = waiting ? "waiting for you" : live ? "running" : t.status === "ok" ? "done" : "failed";
+  const result = shownResult(t.result);
   return (
     <details
       class={`tool ${t.status}`}
@@ -54,15 +70,19 @@ function ToolCard({ tool }: { tool: Signal<ToolState> }) {
     >
       <summary>
         <span class="tool-name">{t.name}</span> <code class="tool-sum">{summary}</code>
-        <span class={`badge ${t.status}`}>{label}</span>
+        <span class={`badge ${waiting ? "waiting" : t.status}`}>{label}</span>
       </summary>
       {t.name === "edit" || t.name === "write" ? (
         <EditDiff tool={t} />
       ) : t.name === "bash" ? null : (
         <pre class="args">{JSON.stringify(a, null, 2)}</pre>
       )}
-      {t.output && !t.result && <pre class="output">{t.output}</pre>}
-      {t.result && <pre class="output">{t.result.length > 20_000 ? `${t.result.slice(0, 20_000)}\n…` : t.result}</pre>}
+      {t.output && !result && <pre class="output">{t.output}</pre>}
+      {result && (
+        <pre class={`output${t.status === "error" ? " failed" : ""}`}>
+          {result.length > 20_000 ? `${result.slice(0, 20_000)}\n…` : result}
+        </pre>
+      )}
     </details>
   );
 }
@@ -77,6 +97,29 @@ function Thinking({ text, live }: { text: string; live?: boolean }) {
   );
 }
 
+/** A failed turn: what went wrong, and the way to the provider settings when the provider is the cause. */
+function ErrorView({ item }: { item: Item }) {
+  const providerTrouble = /provider|model|api key|401|403|unauthori[sz]ed/i.test(item.content);
+  return (
+    <article class="msg error" aria-label="Error">
+      <div class="error-head">
+        <strong>The turn failed</strong>
+        {item.at && (
+          <time class="muted" dateTime={item.at}>
+            {new Date(item.at).toLocaleString()}
+          </time>
+        )}
+      </div>
+      <div class="plain">{item.content}</div>
+      {providerTrouble && (
+        <button type="button" class="primary" onClick={openProviderSettings}>
+          Open provider settings
+        </button>
+      )}
+    </article>
+  );
+}
+
 /** A finished message never changes its text, so it renders once; its tool cards update through their own signals. */
 class MessageView extends Component<{ item: Item; sessionId: string }> {
   shouldComponentUpdate(next: { item: Item }): boolean {
@@ -84,6 +127,7 @@ class MessageView extends Component<{ item: Item; sessionId: string }> {
   }
   render({ item, sessionId }: { item: Item; sessionId: string }) {
     if (item.role === "notice" && item.footer) return <div class="turn-footer">{item.footer}</div>;
+    if (item.role === "error") return <ErrorView item={item} />;
     const cls = `msg ${item.role}`;
     return (
       <article
@@ -148,7 +192,31 @@ function LiveBlock({ s }: { s: SessionState }) {
   );
 }
 
+/**
+ * Under the finished conversation: send the last message again, or put it back in the composer to change it (the
+ * history stays as it is: the new message follows).
+ */
+function LastTurnActions({ s }: { s: SessionState }) {
+  const items = s.items.value;
+  if (s.status.value === "running" || s.confirmations.value.length > 0) return null;
+  const last = [...items].reverse().find((i) => i.role === "user");
+  if (!last?.content) return null;
+  return (
+    <fieldset class="turn-actions" aria-label="Last message">
+      <button type="button" class="link" onClick={() => void s.send(last.content)}>
+        ↻ Retry
+      </button>
+      <button type="button" class="link" onClick={() => (s.draftRequest.value = last.content)}>
+        ✎ Edit and resend
+      </button>
+    </fieldset>
+  );
+}
+
 export function Transcript({ s }: { s: SessionState }) {
+  useSignalEffect(() => {
+    awaitingConfirmation.value = s.confirmations.value.map((c) => ({ tool: c.tool, command: c.command }));
+  });
   const ref = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const anchor = useRef<number | null>(null);
@@ -202,6 +270,7 @@ export function Transcript({ s }: { s: SessionState }) {
           <MessageView key={item.key} item={item} sessionId={s.id} />
         ))}
         <LiveBlock s={s} />
+        <LastTurnActions s={s} />
         {s.retryNote.value && (
           <div class="msg warning" role="status">
             {s.retryNote.value}

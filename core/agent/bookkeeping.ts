@@ -43,6 +43,38 @@ export class TurnBookkeeping {
     this.deps.bus.emit({ type: "turn.ended", sessionId: t.sessionId, reason });
   }
 
+  /**
+   * A failed turn's error is kept with the session, so a reload or another client shows why the last message went
+   * unanswered. Never throws: the turn ends either way.
+   */
+  async keepError(rec: SessionRecord, message: string | undefined): Promise<SessionRecord | undefined> {
+    try {
+      const last = (await this.deps.store.historyPage(rec.id, 1)).messages.at(-1);
+      const fresh = (await this.deps.store.getSession(rec.id)) ?? rec;
+      const lastTurnError = {
+        message: message ?? "The turn failed.",
+        afterSeq: last?.seq ?? 0,
+        at: new Date().toISOString(),
+      };
+      return await this.deps.store.updateSession(rec.id, { meta: { ...fresh.meta, lastTurnError } });
+    } catch (err) {
+      this.deps.log.error({ err, sessionId: rec.id }, "could not keep the turn's error");
+      return undefined;
+    }
+  }
+
+  /** A new turn started: the previous turn's error is no longer the last word. */
+  async clearError(sessionId: string): Promise<void> {
+    try {
+      const rec = await this.deps.store.getSession(sessionId);
+      if (!rec?.meta.lastTurnError) return;
+      const { lastTurnError: _, ...meta } = rec.meta;
+      await this.deps.store.updateSession(sessionId, { meta, updatedAt: rec.updatedAt });
+    } catch (err) {
+      this.deps.log.error({ err, sessionId }, "could not clear the previous turn's error");
+    }
+  }
+
   /** The summary with the new status, announced once the session's updatedAt is stored (in call order). */
   private statusChanged(sessionId: string, status: "running" | "idle"): void {
     this.deps.statusChanged(sessionId, status).catch((err) => {
@@ -140,6 +172,7 @@ export class TurnBookkeeping {
       content: out.content,
       thinking: out.thinking,
       toolCalls: toolCalls.length ? toolCalls : undefined,
+      generationMs: Math.round(out.generationMs),
     });
     const message: AppendedMessage = { role: "assistant", seq: stored.seq };
     if (toolCalls.length) message.toolCalls = toolCalls;

@@ -84,7 +84,11 @@ export async function prepareCall(
     return "stop";
   }
   if (!provider) {
-    emit({ type: "error", message: "No model provider is configured (set provider.baseURL or OPENAI_BASE_URL)" });
+    emit({
+      type: "error",
+      message:
+        "No model provider is configured: connect one in the web UI's Settings, or set provider.baseURL (or OPENAI_BASE_URL)",
+    });
     return "error";
   }
   const iteration = state.iterations + 1;

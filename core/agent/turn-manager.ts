@@ -257,7 +257,10 @@ export class TurnManager implements TurnController {
   private start(rec: SessionRecord, first: QueuedMessage, budget: number | undefined): Promise<void> {
     const t = this.queue.begin(rec.id, Date.now(), budget);
     t.recoveryEntry = this.deps.recovery.turnStarting(rec.id);
-    const emit = (e: SessionEvent) => this.deps.publish(rec.id, e);
+    const emit = (e: SessionEvent) => {
+      if (e.type === "error") t.error = e.message;
+      this.deps.publish(rec.id, e);
+    };
     this.books.started(rec, t, emit);
     let accepted: () => void = () => {};
     const userStored = new Promise<void>((resolve) => (accepted = resolve));
@@ -284,6 +287,7 @@ export class TurnManager implements TurnController {
       // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
       if (first.fromQueue) emit({ type: "followup_injected", messages: [message] });
       emit({ type: "user_message", message });
+      await this.books.clearError(t.sessionId);
       const parts = {
         deps: this.deps,
         books: this.books,
@@ -333,6 +337,7 @@ export class TurnManager implements TurnController {
     } catch (err) {
       this.deps.log.error({ err, sessionId: t.sessionId }, "could not read the session at the end of its turn");
     }
+    if (reason === "error" && rec) rec = (await this.books.keepError(rec, t.error)) ?? rec;
     this.books.ending(t, rec, reason, emit);
     this.queue.end(t);
     this.books.ended(t, rec, reason, emit);

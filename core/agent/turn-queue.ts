@@ -19,6 +19,8 @@ export interface ActiveTurn {
   recoveryEntry: number;
   /** The turn stopped at its iteration cap (end carries `limit: "iterations"`). */
   capped?: boolean;
+  /** The last error the turn reported (kept with the session when the turn ends in error). */
+  error?: string;
   done: Promise<void>;
 }
 

@@ -7,9 +7,14 @@ const PAGE_CSP =
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${title}</title><style>body{font:15px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
-input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}button{margin-top:.75rem;padding:.5rem 1rem;font:inherit}
-.err{color:#b00020}code{background:#f3f3f3;padding:0 .25rem}</style></head><body>${body}</body></html>`;
+<title>${title}</title><style>:root{color-scheme:light dark;--bg:#f5f6f8;--card:#fff;--fg:#1d2330;--muted:#626b7a;--border:#d9dde4;--accent:#2458d6;--accent-fg:#fff;--danger:#c0362c;--code:#eceef2}
+@media (prefers-color-scheme:dark){:root{--bg:#15181e;--card:#1b1f27;--fg:#e3e7ee;--muted:#97a0b0;--border:#2f3642;--accent:#6d9bff;--accent-fg:#0d1320;--danger:#ff7b70;--code:#242a34}}
+*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;padding:1rem}
+main{width:100%;max-width:26rem;background:var(--card);border:1px solid var(--border);border-radius:12px;padding:1.5rem 1.75rem;box-shadow:0 8px 30px rgb(0 0 0 / .08)}
+h1{font-size:1.3rem;margin:0 0 .25rem;letter-spacing:.02em}p{margin:.5rem 0;color:var(--muted)}label{display:flex;flex-direction:column;gap:.3rem;margin-top:1rem;font-weight:600}
+input{width:100%;padding:.55rem .65rem;font:inherit;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--fg)}input:focus{outline:2px solid var(--accent);outline-offset:1px}
+button{margin-top:1rem;width:100%;padding:.6rem 1rem;font:inherit;font-weight:600;border:0;border-radius:8px;background:var(--accent);color:var(--accent-fg);cursor:pointer}
+.err{color:var(--danger);background:color-mix(in srgb,var(--danger) 12%,transparent);border-radius:8px;padding:.5rem .75rem}code{background:var(--code);padding:.05rem .3rem;border-radius:4px;font-size:.9em}a{color:var(--accent)}</style></head><body><main>${body}</main></body></html>`;
 }
 
 function escapeHtml(s: string): string {
@@ -19,7 +24,7 @@ function escapeHtml(s: string): string {
 function loginPage(error?: string): string {
   return page(
     "agentd: sign in",
-    `<h1>agentd</h1><p>Paste the access token (<code>agentd token</code> prints it; it is also in <code>server.json</code> in the daemon home).</p>
+    `<h1>agentd</h1><p>Sign in to the web UI. The quickest way: run <code>agentd open</code> in a terminal, which opens a one-time sign-in link. Or paste the access token here (<code>agentd token</code> prints it).</p>
 ${error ? `<p class="err">${escapeHtml(error)}</p>` : ""}<form method="post" action="/login">
 <label>Access token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
 <button type="submit">Sign in</button></form>`,

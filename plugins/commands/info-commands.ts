@@ -65,6 +65,18 @@ function visiblePersonas(env: CommandEnv, cwd: string | undefined): Persona[] {
   return env.project()?.personas(cwd) ?? env.personas.list();
 }
 
+const MAX_LISTED_MODELS = 60;
+
+/** `/model` without an argument: the current model and the ones the provider lists (the current one marked). */
+function modelListing(current: string | null, ids: string[], error: string | undefined): string {
+  const head = `Model: ${current ?? "(none)"}`;
+  if (!ids.length)
+    return `${head}\n${error ? `The provider's models could not be listed: ${error}` : "The provider lists no models."}`;
+  const shown = ids.slice(0, MAX_LISTED_MODELS).map((m) => `${m === current ? "● " : "  "}${m}`);
+  const more = ids.length > shown.length ? [`  … and ${ids.length - shown.length} more`] : [];
+  return [head, `Available (${ids.length}), switch with /model <id>:`, ...shown, ...more].join("\n");
+}
+
 /** Commands that show or change settings and list what the daemon has loaded. */
 export function infoCommands(env: CommandEnv): SlashCommand[] {
   return [
@@ -80,14 +92,30 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         const id = inv.args;
         if (!id) {
           const { ids, error } = await env.models.refresh();
-          return { message: `Model: ${current ?? "(none)"}`, model: current, models: ids, ...(error ? { error } : {}) };
+          return {
+            message: modelListing(current, ids, error),
+            model: current,
+            models: ids,
+            ...(error ? { error } : {}),
+          };
         }
         if (!MODEL_ID.test(id)) throw usage("/model <model id>");
+        // A model the provider does not list is refused (a typo would only fail at the next message); when the
+        // provider cannot list its models, any id is taken.
+        let known = env.models.known();
+        if (!known.includes(id)) known = (await env.models.refresh()).ids;
+        if (known.length && !known.includes(id)) {
+          const close = known.filter((m) => m.toLowerCase().includes(id.toLowerCase())).slice(0, 8);
+          throw ApiError.badRequest(
+            `Unknown model "${id}": the provider does not list it. ${
+              close.length ? `Did you mean: ${close.join(", ")}?` : "Send /model to see the models it lists."
+            }`,
+          );
+        }
+        const note = known.length ? "" : " (the provider's model list is not available to check it)";
         if (!rec) {
           // The default model of new sessions (settings.json).
           requireSettings(env).update({ provider: { model: id } });
-          const known = env.models.known();
-          const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
           return {
             message: `Default model set to ${id}${note}${envNote(env, "provider.model")}`,
             model: env.settings()?.provider.model ?? id,
@@ -95,8 +123,6 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
           };
         }
         await env.sessions().update(rec.id, { model: id });
-        const known = env.models.known();
-        const note = known.length && !known.includes(id) ? " (not in the provider's last model list)" : "";
         return { message: `Model set to ${id}${note}`, model: id };
       },
     },
@@ -193,7 +219,8 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
     },
     {
       name: "theme",
-      description: "Show the colour themes, or pick one: /theme [id]",
+      description:
+        "Show the colour themes, or pick one: /theme [id] (/theme system: follow each client's light or dark)",
       takesArgs: true,
       global: true,
       run: async (inv): Promise<Reply> => {
@@ -207,6 +234,10 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
               ? "dark"
               : (themes[0]?.id ?? null);
         if (!inv.args) return { message: `Theme: ${current ?? "(no themes installed)"}`, theme: current, themes: list };
+        if (inv.args === "system" && !env.themes.has("system")) {
+          requireSettings(env).update({ theme: null });
+          return { message: "Theme: each client follows its system's light or dark setting", theme: null };
+        }
         const t = env.themes.get(inv.args);
         if (!t)
           throw ApiError.badRequest(

@@ -75,7 +75,12 @@ async function resolveDir(roots: string[], input: string): Promise<{ abs: string
   return { abs, root };
 }
 
-export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
+/**
+ * `roots`: the configured browse roots (the picker's shortcuts, and where DELETE and mkdir may act). `anywhere`: GET
+ * lists any directory the daemon's user can read (the default; confining the agent is the sandbox's job, not the
+ * picker's); false confines GET to the roots too.
+ */
+export function browseRoutes(roots: () => Promise<string[]>, anywhere: () => boolean): AnyRoute[] {
   const tags = ["browse"];
   const noRoots = () => ApiError.badRequest("No permitted browse root exists on this machine");
   return [
@@ -83,10 +88,12 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
       method: "GET",
       path: "/browse",
       operationId: "browseDirectory",
-      summary: "List a directory inside the permitted roots (for picking a working directory)",
+      summary: "List a directory (for picking a working directory)",
       description:
-        "Roots: pluginOptions.files.browseRoots, by default the user's home directory and the daemon's default " +
-        "working directory. Directories only unless files=1; dot entries hidden unless hidden=1.",
+        "Any directory the daemon's user can read, unless pluginOptions.files.browseAnywhere is false (then only " +
+        "inside the roots). Roots: pluginOptions.files.browseRoots, by default the user's home directory and the " +
+        "daemon's default working directory; they are the picker's starting points. Directories only unless " +
+        "files=1; dot entries hidden unless hidden=1.",
       tags,
       query: T.Object({
         path: T.Optional(T.String({ maxLength: 4096, description: "Absolute path or ~/...; default: the first root" })),
@@ -95,7 +102,10 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
       }),
       responses: { 200: BrowseListing },
       handler: async ({ query }) => {
-        const all = await roots();
+        const configured = await roots();
+        const open = anywhere();
+        // Browsing anywhere: the file system root is one more root, the last resort of `rootOf`.
+        const all = open ? [...configured, "/"] : configured;
         const first = all[0];
         if (!first) throw noRoots();
         const { abs, root } = await resolveDir(all, query.path?.trim() ? query.path : first);
@@ -116,8 +126,9 @@ export function browseRoutes(roots: () => Promise<string[]>): AnyRoute[] {
           entries.push({ name: d.name, path: p, type: t.type, ...(t.symlink ? { symlink: true as const } : {}) });
         }
         entries.sort(byDirThenName);
-        const parent = all.includes(abs) ? null : path.dirname(abs);
-        return { body: { path: abs, parent, root, roots: all, entries, truncated } };
+        const stops = open ? abs === "/" : all.includes(abs);
+        const parent = stops ? null : path.dirname(abs);
+        return { body: { path: abs, parent, root, roots: configured, entries, truncated } };
       },
     }),
     defineRoute({

@@ -31,8 +31,14 @@ export const FilesOptionsSchema = T.Object(
     browseRoots: T.Optional(
       T.Array(T.String({ minLength: 1, pattern: "^/" }), {
         description:
-          "Absolute directories GET/DELETE /browse and /browse/mkdir may reach " +
-          "(default: the user's home directory and the daemon's default working directory)",
+          "Absolute directories DELETE /browse and /browse/mkdir may act in, and the directory picker's starting " +
+          "points (default: the user's home directory and the daemon's default working directory)",
+      }),
+    ),
+    browseAnywhere: T.Optional(
+      T.Boolean({
+        description:
+          "GET /browse lists any directory the daemon's user can read (default true); false confines it to browseRoots",
       }),
     ),
   },
@@ -63,7 +69,10 @@ export default definePlugin({
     const routes = [
       ...sessionFsRoutes(sessions),
       ...inputsRoutes({ sessions, inputsRoot, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES }),
-      ...browseRoutes(() => resolveRoots(configuredRoots())),
+      ...browseRoutes(
+        () => resolveRoots(configuredRoots()),
+        () => options.browseAnywhere !== false,
+      ),
       imageRoute(sessions, () => ctx.services.get(SessionStoreToken)),
     ];
     for (const r of routes) ctx.routes.add(r);

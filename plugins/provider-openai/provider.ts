@@ -93,7 +93,7 @@ export function createOpenAIProvider(
     const s = read();
     if (!s.baseURL && !s.apiKey) {
       throw new ProviderError(
-        "No model provider is configured: set provider.baseURL and provider.apiKey in config.json, or OPENAI_BASE_URL and OPENAI_API_KEY",
+        "No model provider is configured: connect one in the web UI's Settings, or set provider.baseURL and provider.apiKey in config.json, or OPENAI_BASE_URL and OPENAI_API_KEY",
       );
     }
     const baseURL = s.baseURL || DEFAULT_BASE_URL;
@@ -200,7 +200,8 @@ function buildParams(
   defaultModel: string | undefined,
   dialect: Dialect,
 ): ChatCompletionCreateParamsStreaming {
-  const model = req.model || defaultModel;
+  // "default": the session was made while no model was configured; it follows the one configured since.
+  const model = (req.model === "default" ? undefined : req.model) || defaultModel || req.model;
   if (!model) throw new ProviderError("no model configured: set AGENTD_MODEL or provider.model in the config");
   const params: ChatCompletionCreateParamsStreaming = {
     model,

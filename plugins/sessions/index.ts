@@ -265,8 +265,16 @@ export default definePlugin({
         path: "/sessions/:id/share",
         operationId: "shareSession",
         summary: "Create (or return) the read-only share link of a session",
+        description:
+          "Optional body: toolResults (default false) shows tool results (file contents, command output) on the " +
+          "page; given for a link that exists, it changes what that page shows.",
         tags,
         params: SessionIdParams,
+        body: T.Object(
+          { toolResults: T.Optional(T.Boolean({ description: "Show tool results on the page (default false)" })) },
+          { additionalProperties: false, title: "ShareRequest" },
+        ),
+        bodyRequired: false,
         responses: {
           200: T.Object(
             {
@@ -277,8 +285,8 @@ export default definePlugin({
             { title: "ShareLink" },
           ),
         },
-        handler: async ({ params }) => {
-          const token = await svc().share(params.id);
+        handler: async ({ params, body }) => {
+          const token = await svc().share(params.id, { toolResults: body?.toolResults });
           return { body: { ok: true as const, token, url: `/shared/${token}` } };
         },
       }),

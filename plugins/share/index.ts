@@ -4,18 +4,25 @@ import {
   definePlugin,
   defineRoute,
   PersonaRegistryToken,
+  SessionIdParams,
+  type SessionRecord,
   SessionStoreToken,
   T,
   toDisplayMessages,
 } from "../../core/index.js";
-import { renderSharePage, SHARE_CSP } from "./page.js";
+import { shareMarkdown } from "./markdown.js";
+import { renderSharePage, SHARE_CSP, SHARE_PREVIEW_CSP } from "./page.js";
 
 export { escapeHtml, renderSharePage, SHARE_CSP } from "./page.js";
 
 export const ShareOptionsSchema = T.Object(
   {
     toolResults: T.Optional(
-      T.Boolean({ description: "Show tool results (file contents, command output) on shared pages (default true)" }),
+      T.Boolean({
+        description:
+          "Tool results (file contents, command output) may be shown on shared pages when the one sharing chooses " +
+          "so (POST /sessions/{id}/share {toolResults: true}); false: never (default true)",
+      }),
     ),
     maxTurns: T.Optional(
       T.Integer({ minimum: 1, maximum: 100_000, description: "Most recent user turns shown (default 500)" }),
@@ -51,6 +58,28 @@ export default definePlugin({
   },
   register(ctx) {
     const options = ctx.options;
+    /** The page of a session as its link shows it (or, for its owner, would show it). */
+    const page = async (rec: SessionRecord, toolResults: boolean, preview: boolean) => {
+      const store = ctx.services.get(SessionStoreToken);
+      const history = await store.historyPage(rec.id, options.maxTurns ?? 500);
+      // The image "URLs" are only keys for inlining (the page resolves them to the stored data, never links).
+      const messages = toDisplayMessages(history.messages, rec.id, (_id, seq, idx) => `?seq=${seq}&idx=${idx}`);
+      const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;
+      return renderSharePage({
+        title: rec.title || "Shared session",
+        persona,
+        model: rec.model,
+        createdAt: rec.createdAt,
+        updatedAt: rec.updatedAt,
+        messages,
+        rows: history.messages,
+        hasMoreHistory: history.hasMoreHistory,
+        toolResults: toolResults && options.toolResults !== false,
+        redact: pathRedactor(rec.cwd),
+        markdown: await shareMarkdown(),
+        preview,
+      });
+    };
     ctx.routes.add(
       defineRoute({
         method: "GET",
@@ -59,35 +88,45 @@ export default definePlugin({
         operationId: "getSharedSessionPage",
         summary: "The read-only HTML page of a shared session (no authentication; 404 once revoked)",
         description:
-          "Browser transport rather than an API resource: a self-contained page without scripts under a strict " +
-          "Content-Security-Policy. System prompts are not shown and local paths are shortened.",
+          "Browser transport rather than an API resource: a self-contained page under a strict " +
+          "Content-Security-Policy (no script but the one that shows local times). System prompts are not shown and " +
+          "local paths are shortened.",
         tags: ["share"],
         auth: "public",
         params: T.Object({ token: T.String({ pattern: "^[A-Za-z0-9_-]{16,128}$", description: "The share token" }) }),
         responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
         handler: async ({ params }) => {
-          const store = ctx.services.get(SessionStoreToken);
-          const rec = await store.findByShareToken(params.token);
+          const rec = await ctx.services.get(SessionStoreToken).findByShareToken(params.token);
           if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
-          const page = await store.historyPage(rec.id, options.maxTurns ?? 500);
-          // The image "URLs" are only keys for inlining (the page resolves them to the stored data, never links).
-          const messages = toDisplayMessages(page.messages, rec.id, (_id, seq, idx) => `?seq=${seq}&idx=${idx}`);
-          const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;
-          const html = renderSharePage({
-            title: rec.title || "Shared session",
-            persona,
-            model: rec.model,
-            createdAt: rec.createdAt,
-            updatedAt: rec.updatedAt,
-            messages,
-            rows: page.messages,
-            hasMoreHistory: page.hasMoreHistory,
-            toolResults: options.toolResults ?? true,
-            redact: pathRedactor(rec.cwd),
-          });
+          const html = await page(rec, rec.meta.shareToolResults === true, false);
           return {
             html,
             headers: { "Content-Security-Policy": SHARE_CSP, "X-Robots-Tag": "noindex, nofollow" },
+          };
+        },
+      }),
+    );
+    ctx.routes.add(
+      defineRoute({
+        method: "GET",
+        path: "/sessions/:id/share-preview",
+        operationId: "previewSharedSessionPage",
+        summary: "The page a share link of this session shows (or would show), for its owner to check before sharing",
+        tags: ["share"],
+        params: SessionIdParams,
+        query: T.Object({
+          toolResults: T.Optional(
+            T.String({ enum: ["1", "0", "true", "false"], description: "1: with tool results (default 0)" }),
+          ),
+        }),
+        responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
+        handler: async ({ params, query }) => {
+          const rec = await ctx.services.get(SessionStoreToken).getSession(params.id);
+          if (!rec) throw ApiError.notFound(`Session not found: ${params.id}`);
+          const html = await page(rec, query.toolResults === "1" || query.toolResults === "true", true);
+          return {
+            html,
+            headers: { "Content-Security-Policy": SHARE_PREVIEW_CSP, "X-Robots-Tag": "noindex, nofollow" },
           };
         },
       }),

@@ -14,6 +14,10 @@ export interface SharePageInput {
   toolResults: boolean;
   /** Applied to every text shown: hides local absolute paths. */
   redact: (s: string) => string;
+  /** Renders the agent's Markdown to safe HTML (see `shareMarkdown`); without it, text is shown as written. */
+  markdown?: (text: string) => string;
+  /** A preview for the owner (in the web UI's share dialog): framable by the app, says it is not published yet. */
+  preview?: boolean;
 }
 
 const MAX_TOOL_TEXT = 8000;
@@ -30,10 +34,30 @@ header,main,footer{max-width:52rem;margin:0 auto;padding:0 1rem}header{padding-t
 .user .role{color:var(--user)}.warning{border-style:dashed}.warning .role{color:var(--warn)}
 .text{white-space:pre-wrap;overflow-wrap:anywhere}pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.35rem 0;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
 details{margin:.5rem 0}summary{cursor:pointer;color:var(--muted)}.tool summary{color:var(--tool)}.tool.error summary{color:var(--err)}
-img{max-width:100%;border-radius:6px;margin:.35rem 0;display:block}`;
+img{max-width:100%;border-radius:6px;margin:.35rem 0;display:block}
+.md>:first-child{margin-top:0}.md>:last-child{margin-bottom:0}.md p,.md ul,.md ol{margin:.4rem 0}.md h1,.md h2,.md h3,.md h4{margin:.8rem 0 .3rem;line-height:1.3}.md h1{font-size:1.25rem}.md h2{font-size:1.12rem}.md h3{font-size:1rem}
+.md code{background:var(--bg);border:1px solid var(--border);border-radius:4px;padding:0 .25rem;font:13px ui-monospace,SFMono-Regular,Menlo,monospace}.md pre{background:var(--bg);border:1px solid var(--border);border-radius:6px;padding:.5rem .7rem;overflow-x:auto;white-space:pre}.md pre code{border:0;padding:0;background:none}
+.md table{border-collapse:collapse;margin:.5rem 0;display:block;overflow-x:auto}.md th,.md td{border:1px solid var(--border);padding:.25rem .5rem;text-align:left}.md blockquote{margin:.4rem 0;padding-left:.8rem;border-left:3px solid var(--border);color:var(--muted)}.md a{color:var(--user)}
+.user .text{white-space:pre-wrap}.tool summary code{color:var(--muted);font:12px ui-monospace,SFMono-Regular,Menlo,monospace}.banner{background:var(--surface);border:1px dashed var(--warn);border-radius:8px;padding:.5rem .8rem;color:var(--warn)}`;
 
-/** The CSP allows exactly this stylesheet (by hash), data: images and nothing else: no script can run. */
-export const SHARE_CSP = `default-src 'none'; style-src 'sha256-${createHash("sha256").update(CSS).digest("base64")}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+/** Turns the times (shown in UTC) into the reader's local time; the only script, allowed by its hash. */
+const LOCAL_TIMES = `for(const t of document.querySelectorAll("time[datetime]")){const d=new Date(t.getAttribute("datetime"));if(!isNaN(d))t.textContent=d.toLocaleString(undefined,{dateStyle:"medium",timeStyle:"short"})}`;
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest("base64");
+
+/**
+ * The CSP allows exactly this stylesheet and the local-time script (by hash), data: images and nothing else: no other
+ * script can run. The owner's preview may be framed by the app itself.
+ */
+export const SHARE_CSP = `default-src 'none'; style-src 'sha256-${sha256(CSS)}'; script-src 'sha256-${sha256(LOCAL_TIMES)}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+export const SHARE_PREVIEW_CSP = SHARE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
+
+/** A readable UTC time (what a reader sees without the local-time script). */
+function timeHtml(iso: string): string {
+  const d = new Date(iso);
+  const shown = Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(shown)}</time>`;
+}
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -77,24 +101,42 @@ function renderImages(urls: string[] | undefined, resolve: (url: string) => stri
     .join("");
 }
 
+/** What a tool call is about, in one line: the command, the path, the pattern. */
+function toolSubject(raw: string): string {
+  try {
+    const a = JSON.parse(raw) as Record<string, unknown>;
+    const v = a.command ?? a.filePath ?? a.path ?? a.pattern ?? a.query ?? a.url;
+    const s = typeof v === "string" ? v.replace(/\s+/g, " ") : "";
+    return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+  } catch {
+    return "";
+  }
+}
+
+/** A tool call as a collapsed card: name and subject; arguments and (when shared) the result inside. */
 function renderTool(tc: DisplayToolCall, input: SharePageInput, resolve: (url: string) => string | undefined): string {
   const r = input.redact;
   const cls = tc.status === "error" ? "tool error" : "tool";
   const result = input.toolResults
     ? `<pre>${escapeHtml(r(cap(tc.result, MAX_TOOL_TEXT)))}</pre>${renderImages(tc.images, resolve)}`
     : `<p class="note">[result not shared]</p>`;
-  return `<details class="${cls}"><summary>${escapeHtml(tc.name)} · ${escapeHtml(tc.status)}</summary><pre>${escapeHtml(
-    r(cap(prettyArgs(tc.args), MAX_TOOL_TEXT)),
-  )}</pre>${result}</details>`;
+  const subject = toolSubject(tc.args);
+  const status = tc.status === "error" ? " · failed" : "";
+  return `<details class="${cls}"><summary>${escapeHtml(tc.name)}${
+    subject ? ` <code>${escapeHtml(r(subject))}</code>` : ""
+  }${status}</summary><pre>${escapeHtml(r(cap(prettyArgs(tc.args), MAX_TOOL_TEXT)))}</pre>${result}</details>`;
 }
 
 function renderMessage(m: DisplayMessage, input: SharePageInput, resolve: (url: string) => string | undefined): string {
   const r = input.redact;
-  const parts: string[] = [`<div class="role">${escapeHtml(m.role)}</div>`];
+  const role = m.role === "user" ? "You" : m.role === "assistant" ? "Agent" : m.role;
+  const parts: string[] = [`<div class="role">${escapeHtml(role)}</div>`];
   if (m.thinking) {
     parts.push(`<details><summary>reasoning</summary><div class="text">${escapeHtml(r(m.thinking))}</div></details>`);
   }
-  if (m.content) parts.push(`<div class="text">${escapeHtml(r(m.content))}</div>`);
+  if (m.content && m.role === "assistant" && input.markdown)
+    parts.push(`<div class="md">${input.markdown(r(m.content))}</div>`);
+  else if (m.content) parts.push(`<div class="text">${escapeHtml(r(m.content))}</div>`);
   parts.push(renderImages(m.images, resolve));
   for (const tc of m.toolCalls ?? []) parts.push(renderTool(tc, input, resolve));
   return `<section class="msg ${escapeHtml(m.role)}">${parts.join("")}</section>`;
@@ -110,9 +152,12 @@ export function renderSharePage(input: SharePageInput): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex,nofollow"><meta name="referrer" content="no-referrer">
 <title>${e(input.title)} · agentd</title><style>${CSS}</style></head>
-<body><header><h1>${e(input.title)}</h1>
-<p class="meta">Shared session · persona ${e(input.persona)} · model ${e(input.model)} · started ${e(input.createdAt)} · updated ${e(input.updatedAt)}</p></header>
+<body><header>${input.preview ? `<p class="banner">Preview: this is what the link will show. Nothing is published until you share it.</p>` : ""}<h1>${e(input.title)}</h1>
+<p class="meta">Shared session · persona ${e(input.persona)} · model ${e(input.model)} · started ${timeHtml(input.createdAt)} · updated ${timeHtml(input.updatedAt)}${input.toolResults ? "" : " · tool results not shared"}</p></header>
 <main>${input.hasMoreHistory ? `<p class="note">Earlier messages are not shown.</p>` : ""}
 ${body || `<p class="note">No messages yet.</p>`}</main>
-<footer>A read-only snapshot shared from agentd. Local paths are shortened.</footer></body></html>`;
+<footer>A read-only snapshot shared from agentd. Local paths are shortened.</footer>${
+    // The preview is framed without scripts: its times stay in UTC.
+    input.preview ? "" : `<script>${LOCAL_TIMES}</script>`
+  }</body></html>`;
 }

@@ -17,6 +17,8 @@ export const WEB_UI_CSP = [
   "font-src 'self'",
   "connect-src 'self'",
   "manifest-src 'self'",
+  // Only the share dialog's preview of the shared page (served by this daemon).
+  "frame-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",

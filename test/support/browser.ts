@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
 /**
@@ -56,16 +57,24 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
   await page.getByRole("navigation", { name: "Sessions" }).waitFor();
 }
 
-/** A browser context at 1280x800, signed in to a daemon once (the cookie serves every page of it). */
+/** Where browser tests write their screenshots (made on first use). */
+export function screenshotDir(): string {
+  const dir = join(import.meta.dirname, "../../../test-output/screenshots");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A context of the given viewport, signed in once through the real /login form; its pages share the cookie. */
 export async function signedInContext(
   browser: Browser,
-  daemon: { baseUrl: string; token: string },
-  viewport = { width: 1280, height: 800 },
+  baseUrl: string,
+  token: string,
+  viewport = { width: 1440, height: 900 },
 ): Promise<BrowserContext> {
   const ctx = await browser.newContext({ viewport });
   ctx.setDefaultTimeout(15_000);
-  const page = await ctx.newPage();
-  await signIn(page, daemon.baseUrl, daemon.token);
-  await page.close();
+  const p = await ctx.newPage();
+  await signIn(p, baseUrl, token);
+  await p.close();
   return ctx;
 }

@@ -3,7 +3,7 @@
  * decisions, the composer and the status line. Everything goes through `/api/v1` and the session's event stream.
  */
 import { randomUUID } from "node:crypto";
-import { Box, Static, useApp, useInput, useStdout } from "ink";
+import { Box, Static, Text, useApp, useInput, useStdout } from "ink";
 import { type ReactElement, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { ok, type Schemas } from "../../api/client.js";
 import type { DaemonConnection } from "../../api/daemon.js";
@@ -139,15 +139,26 @@ export function App(props: AppProps) {
     );
   }, [api, store]);
 
+  const [restore, setRestore] = useState<{ text: string; n: number }>({ text: "", n: 0 });
   const sendPrompt = useCallback(
-    (text: string) =>
+    (text: string, raw = text) =>
       ok(
         api.POST("/api/v1/sessions/{id}/chat", {
           params: { path: { id: sessionId } },
           body: { text, clientMessageId: randomUUID() },
         }),
-      ).catch(fail),
-    [api, sessionId, fail],
+      ).catch((e: unknown) => {
+        // Not sent: the message goes back into the input (it is in the history too), to send again.
+        const down = e instanceof TypeError || /fetch failed|ECONNREFUSED/i.test(String(e));
+        store.note(
+          down
+            ? "not sent: the daemon is unreachable. Your message is back in the input; press Enter once it reconnects."
+            : `not sent: ${e instanceof Error ? e.message : String(e)} (your message is back in the input)`,
+          "error",
+        );
+        setRestore((r) => ({ text: raw, n: r.n + 1 }));
+      }),
+    [api, sessionId, store],
   );
 
   // Open the session: history, trust, then its live stream (the first frame carries pending decisions).
@@ -329,7 +340,7 @@ export function App(props: AppProps) {
           api.POST("/api/v1/sessions/{id}/steer", { params: { path: { id: sessionId } }, body: { message: line } }),
         ).catch(fail);
       }
-      void sendPrompt(line);
+      void sendPrompt(line, raw);
     },
     [props.history, quit, openPicker, fail, api, store, switchTo, runCommand, queueMode, sessionId, sendPrompt, live],
   );
@@ -531,7 +542,12 @@ export function App(props: AppProps) {
   return (
     <>
       <Static key={staticKey} items={staticFrom.current ? store.items.slice(staticFrom.current) : store.items}>
-        {(item) => <ItemView key={item.key} item={item} width={width} showThinking={showThinking} />}
+        {(item) => (
+          // Bounded by the terminal's width, so Ink wraps between words (the terminal would cut them anywhere).
+          <Box key={item.key} width={width}>
+            <ItemView item={item} width={width} showThinking={showThinking} />
+          </Box>
+        )}
       </Static>
       <Box flexDirection="column" width={width}>
         <LiveView
@@ -541,6 +557,11 @@ export function App(props: AppProps) {
           width={width}
           running={store.running}
         />
+        {store.retrying ? (
+          <Text color="yellow" wrap="truncate-end">
+            ⚠ {store.retrying}
+          </Text>
+        ) : null}
         <TodoList todos={store.todos} />
         {decision}
         <Rule width={width} />
@@ -559,6 +580,7 @@ export function App(props: AppProps) {
           complete={complete}
           onEscape={abort}
           clearToken={clearToken}
+          restore={restore}
         />
         <StatusLine
           persona={s?.persona ?? ""}

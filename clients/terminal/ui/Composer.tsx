@@ -31,6 +31,8 @@ export interface ComposerProps {
   onEscape(): void;
   /** Bumped by the app to clear the composer (first Ctrl-C). */
   clearToken: number;
+  /** A message that could not be sent, put back (when the composer is empty) each time `n` changes. */
+  restore?: { text: string; n: number };
 }
 
 export function Composer(props: ComposerProps) {
@@ -63,6 +65,15 @@ export function Composer(props: ComposerProps) {
       setSuggestions([]);
     }
   }, [props.clearToken]);
+
+  const restore = props.restore;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per restore (its n), not per render
+  useEffect(() => {
+    if (!restore?.n || current.current.text) return;
+    const e = { text: restore.text, cursor: restore.text.length };
+    current.current = e;
+    setEditState(e);
+  }, [restore?.n]);
 
   // Completions follow the text (debounced; a newer request wins).
   useEffect(() => {

@@ -62,6 +62,14 @@ export interface SessionInfo {
   mode: string;
 }
 
+/** Events after which a retry line is stale: the call produced something, or the turn is over. */
+const PROGRESS = new Set(["token", "thinking", "usage", "assistant_message", "tool_start", "error", "end"]);
+
+function firstLine(s: string): string {
+  const line = s.split("\n")[0] ?? "";
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
 export class SessionView {
   items: Item[] = [];
   private nextKey = 1;
@@ -70,6 +78,8 @@ export class SessionView {
   startedAt: number | undefined;
   liveText = "";
   liveThinking = "";
+  /** The provider is being retried: one line, replaced by each attempt, gone once the call goes through or fails. */
+  retrying: string | undefined;
   tools = new Map<string, RunningTool>();
   confirmations: Confirmation[] = [];
   /** Commands of every confirmation seen, for the line that says how it was resolved. */
@@ -131,6 +141,7 @@ export class SessionView {
       toolCalls?: Array<{ name: string; args: string; status: string; result: string }>;
     }>;
     hasMoreHistory?: boolean;
+    lastError?: { message: string; afterSeq: number };
   }): void {
     this.flushLive();
     this.tools.clear();
@@ -160,11 +171,14 @@ export class SessionView {
         }
       } else if (m.content) this.add({ kind: "note", text: m.content, tone: m.role === "warning" ? "warn" : "dim" });
     }
+    // Why the last turn failed, as it was said live (the daemon keeps it until the next turn starts).
+    if (s.lastError) this.add({ kind: "note", text: `error: ${s.lastError.message}`, tone: "error" });
     this.changed();
   }
 
   /** Applies one event; returns without notifying (the caller batches `changed`). */
   apply(ev: StreamEvent): void {
+    if (PROGRESS.has(ev.type)) this.retrying = undefined;
     switch (ev.type) {
       case "status": {
         if (ev.status === "running") {
@@ -278,11 +292,8 @@ export class SessionView {
         break;
       }
       case "retry":
-        this.add({
-          kind: "note",
-          text: `provider failed (${ev.reason ?? "error"}); retry ${ev.attempt} in ${Math.round(Number(ev.delayMs ?? 0) / 1000)}s`,
-          tone: "warn",
-        });
+        // One line that updates in place (the live part), not a new copy of the error per attempt.
+        this.retrying = `provider failed (${firstLine(String(ev.reason ?? "error"))}); retry ${ev.attempt} in ${Math.round(Number(ev.delayMs ?? 0) / 1000)}s`;
         break;
       case "error":
         this.flushLive();
