@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { ERROR_CODE_LIST, ERROR_CODES, type ErrorCode } from "../core/errors.js";
@@ -10,6 +9,7 @@ import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
 import type { SseClient } from "../testing/sse.js";
 import { gatedTool } from "./support/gated-tool.js";
+import { rawRequest } from "./support/raw-http.js";
 
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const SECRET = "internal-detail-that-must-not-leak";
@@ -32,21 +32,6 @@ const broken = definePlugin({
     );
   },
 });
-
-/** A request with any Host header (fetch forbids setting it). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers }, (res) => {
-      let body = "";
-      res.on("data", (d) => {
-        body += d;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 describe("stable error codes: every /api/v1 error body is {error, code} with a code from one list", function () {
   this.timeout(60_000);
@@ -168,7 +153,10 @@ describe("stable error codes: every /api/v1 error body is {error, code} with a c
 
   it("names auth, Host and cross-site refusals", async () => {
     expectError("wrong token", await d.get("/sessions", { auth: "wrong-token-wrong-token" }), 401, "unauthorized");
-    const evil = await rawGet(`${d.api}/server/status`, { host: "evil.example", authorization: `Bearer ${d.token}` });
+    const evil = await rawRequest(`${d.api}/server/status`, {
+      host: "evil.example",
+      authorization: `Bearer ${d.token}`,
+    });
     expectError("foreign Host", { status: evil.status, body: JSON.parse(evil.body) }, 403, "host_not_allowed");
     const cross = await d.get("/server/status", { headers: { origin: "http://evil.example" } });
     expectError("cross-site Origin", cross, 403, "cross_site");
