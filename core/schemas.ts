@@ -1,11 +1,19 @@
 import { Type as T } from "@sinclair/typebox";
+import { ERROR_CODE_LIST, type ErrorCode } from "./errors.js";
 
 /**
  * Shared wire shapes. A `title` makes a schema a named component of the OpenAPI document; routes reuse these
  * objects so the document and the validation stay one thing.
  */
 export const ErrorSchema = T.Object(
-  { error: T.String({ description: "A readable message" }) },
+  {
+    error: T.String({ description: "A readable message" }),
+    code: T.Unsafe<ErrorCode>({
+      type: "string",
+      enum: [...ERROR_CODE_LIST],
+      description: "A stable code to branch on (the message may change); see the README's table of error codes",
+    }),
+  },
   { title: "Error", additionalProperties: true },
 );
 

@@ -154,7 +154,8 @@ export class SessionService {
    */
   async require(id: string): Promise<SessionRecord> {
     const rec = await this.find(id);
-    if (!rec) throw ApiError.notFound(`Session not found: ${ID_RE.test(id) ? id : "(invalid id)"}`);
+    if (!rec)
+      throw ApiError.notFound(`Session not found: ${ID_RE.test(id) ? id : "(invalid id)"}`, "session_not_found");
     return rec;
   }
 
@@ -384,7 +385,7 @@ export class SessionService {
   async fork(id: string): Promise<SessionRecord> {
     const src = await this.require(id);
     if (this.turns.status(id) === "running") {
-      throw ApiError.conflict("A turn is running in this session; abort it before forking");
+      throw ApiError.conflict("A turn is running in this session; abort it before forking", { code: "turn_running" });
     }
     const now = new Date().toISOString();
     const newId = newSessionId();
@@ -477,7 +478,7 @@ export class SessionService {
   /** Persists a metadata change and announces it on both streams. */
   async update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
     const rec = await this.store.updateSession(id, patch);
-    if (!rec) throw ApiError.notFound(`Session not found: ${id}`);
+    if (!rec) throw ApiError.notFound(`Session not found: ${id}`, "session_not_found");
     if (patch.cwd !== undefined) this.indexDirectory(id, rec.cwd);
     this.announce("session_update", rec);
     return rec;

@@ -1,26 +1,11 @@
 import type { IncomingMessage } from "node:http";
-import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import { Authenticator, isLoopbackAddress } from "../host/http/auth.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { rawRequest } from "./support/raw-http.js";
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, unknown>>;
-}
-
-/** A raw request, so tests can send any Host header (fetch forbids setting it). */
-function rawRequest(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers }, (res) => {
-      let body = "";
-      res.on("data", (d) => {
-        body += d;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
 }
 
 describe("HTTP foundation: auth, host/origin checks, errors", () => {

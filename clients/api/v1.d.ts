@@ -857,6 +857,11 @@ export interface components {
     Error: {
       /** @description A readable message */
       error: string;
+      /**
+       * @description A stable code to branch on (the message may change); see the README's table of error codes
+       * @enum {string}
+       */
+      code: "bad_request" | "validation_failed" | "invalid_json" | "unauthorized" | "forbidden" | "host_not_allowed" | "cross_site" | "not_found" | "route_not_found" | "session_not_found" | "confirmation_not_found" | "conflict" | "turn_running" | "agent_running" | "confirmation_resolved" | "no_pending_question" | "rule_from_config" | "has_worktree" | "no_worktree" | "base_not_branch" | "merge_conflict" | "checkout_dirty" | "undo_needs_force" | "undo_failed" | "checkpoint_pruned" | "checkpoint_missing" | "checkpoint_failed" | "restore_failed" | "payload_too_large" | "unsupported_media_type" | "too_many_requests" | "internal_error" | "upstream_failed" | "unavailable";
       [key: string]: unknown;
     };
     /**

@@ -78,8 +78,10 @@ export class SessionInteractions {
     const w = this.confirmations.get(id);
     if (!w) {
       if (this.resolved.includes(id))
-        throw ApiError.conflict(`Confirmation ${id} was already resolved (answered, timed out or aborted)`);
-      throw ApiError.notFound(`No confirmation with id ${id} in this session`);
+        throw ApiError.conflict(`Confirmation ${id} was already resolved (answered, timed out or aborted)`, {
+          code: "confirmation_resolved",
+        });
+      throw ApiError.notFound(`No confirmation with id ${id} in this session`, "confirmation_not_found");
     }
     return w.info;
   }
@@ -117,7 +119,7 @@ export class SessionInteractions {
   /** Checks the answers against the pending questions (400 with the reason) and resolves the waiting tool. */
   answerQuestion(values: QuestionAnswer[]): void {
     const q = this.question;
-    if (!q) throw ApiError.conflict("No question is awaiting an answer");
+    if (!q) throw ApiError.conflict("No question is awaiting an answer", { code: "no_pending_question" });
     if (values.length !== q.questions.length) {
       throw ApiError.badRequest(`Expected ${q.questions.length} answer(s), one per question; got ${values.length}`);
     }

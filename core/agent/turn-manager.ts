@@ -158,19 +158,19 @@ export class TurnManager implements TurnController {
   /** The pending confirmation `id` of a session (404 unknown, 409 already resolved). */
   pendingConfirmation(sessionId: string, id: string): PendingConfirmation {
     const i = this.interactions.get(sessionId);
-    if (!i) throw ApiError.notFound(`No confirmation with id ${id} in this session`);
+    if (!i) throw ApiError.notFound(`No confirmation with id ${id} in this session`, "confirmation_not_found");
     return i.pendingConfirmation(id);
   }
 
   answerConfirmation(sessionId: string, id: string, allow: boolean): void {
     const i = this.interactions.get(sessionId);
-    if (!i) throw ApiError.notFound(`No confirmation with id ${id} in this session`);
+    if (!i) throw ApiError.notFound(`No confirmation with id ${id} in this session`, "confirmation_not_found");
     i.answerConfirmation(id, allow);
   }
 
   answerQuestion(sessionId: string, values: QuestionAnswer[]): void {
     const i = this.interactions.get(sessionId);
-    if (!i?.hasQuestion) throw ApiError.conflict("No question is awaiting an answer");
+    if (!i?.hasQuestion) throw ApiError.conflict("No question is awaiting an answer", { code: "no_pending_question" });
     i.answerQuestion(values);
   }
 

@@ -76,13 +76,16 @@ export function mountLoginPages(app: Express, auth: Authenticator): void {
     const wait = auth.retryAfter(addr);
     if (wait > 0) {
       res.set("Retry-After", String(wait));
-      if (wantsJson) return res.status(429).json({ error: "Too many sign-in attempts. Try again later." });
+      if (wantsJson)
+        return res
+          .status(429)
+          .json({ error: "Too many sign-in attempts. Try again later.", code: "too_many_requests" });
       return html(res, 429, loginPage("Too many sign-in attempts. Try again later."));
     }
     const token = typeof req.body?.token === "string" ? req.body.token.trim() : "";
     if (!token || !auth.checkToken(token)) {
       auth.recordFailure(addr);
-      if (wantsJson) return res.status(401).json({ error: "Invalid token" });
+      if (wantsJson) return res.status(401).json({ error: "Invalid token", code: "unauthorized" });
       return html(res, 401, loginPage("Invalid token."));
     }
     res.set("Set-Cookie", auth.issueCookie(isSecure(req)));

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type express from "express";
 import type { NextFunction, Request, Response } from "express";
-import { ApiError, isApiError } from "../../core/errors.js";
+import { ApiError, defaultErrorCode, type ErrorCode, isApiError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Owned, Registry } from "../../core/registry.js";
 import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
@@ -116,9 +116,15 @@ function buildApp(opts: HttpOptions): express.Express {
     res.set(SECURITY_HEADERS);
     if (req.path === API_PREFIX || req.path.startsWith(`${API_PREFIX}/`)) res.set(API_VERSION_HEADERS);
     if (!isAllowedHost(req.headers.host, opts.allowedHosts)) {
-      return sendError(res, new ApiError(403, "Host header not allowed (only loopback names or configured hosts)"));
+      return sendError(
+        res,
+        new ApiError(403, "Host header not allowed (only loopback names or configured hosts)", {
+          code: "host_not_allowed",
+        }),
+      );
     }
-    if (isCrossSite(req)) return sendError(res, new ApiError(403, "Cross-site request refused"));
+    if (isCrossSite(req))
+      return sendError(res, new ApiError(403, "Cross-site request refused", { code: "cross_site" }));
     next();
   });
 
@@ -137,7 +143,12 @@ function buildApp(opts: HttpOptions): express.Express {
 
   app.use((req: Request, res: Response) => {
     const api = req.path.startsWith("/api/");
-    sendError(res, ApiError.notFound(api ? `Unknown API route: ${req.method} ${req.path}` : "Not found"));
+    sendError(
+      res,
+      api
+        ? ApiError.notFound(`Unknown API route: ${req.method} ${req.path}`, "route_not_found")
+        : ApiError.notFound("Not found"),
+    );
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -156,7 +167,8 @@ function toApiError(err: unknown): ApiError {
     const limit = (err as { limit?: number }).limit;
     return new ApiError(413, `Request body too large${limit ? ` (limit ${limit} bytes)` : ""}`);
   }
-  if (type === "entity.parse.failed") return ApiError.badRequest("Invalid JSON in request body");
+  if (type === "entity.parse.failed")
+    return ApiError.badRequest("Invalid JSON in request body", { code: "invalid_json" });
   if (type === "encoding.unsupported" || type === "charset.unsupported") {
     return new ApiError(415, "Unsupported body encoding");
   }
@@ -177,7 +189,9 @@ export function sendError(res: ServerResponse, err: ApiError): void {
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: err.message, ...err.extra });
+  // `code` from the error, else from `extra` or the status (an ApiError of an older copy of this module has none).
+  const { code, ...rest } = err.extra ?? {};
+  const body = JSON.stringify({ error: err.message, code: err.code ?? code ?? defaultErrorCode(err.status), ...rest });
   res.writeHead(err.status, {
     "Content-Type": "application/json; charset=utf-8",
     "Cache-Control": "no-store",
@@ -230,6 +244,9 @@ function buildRouter(opts: HttpOptions): express.Router {
   return router;
 }
 
+/** A query or body that does not match the route's schema (Ajv's verdict), or a missing body. */
+const INVALID: { code: ErrorCode } = { code: "validation_failed" };
+
 async function handle(
   route: AnyRoute,
   v: CompiledValidators,
@@ -251,15 +268,15 @@ async function handle(
   }
   const params = { ...req.params } as Record<string, unknown>;
   if (v.params && !v.params(params)) throw ApiError.notFound(`Not found: ${describeErrors("path", v.params.errors)}`);
-  if (v.query && !v.query(query)) throw ApiError.badRequest(describeErrors("query", v.query.errors));
+  if (v.query && !v.query(query)) throw ApiError.badRequest(describeErrors("query", v.query.errors), INVALID);
   let body: unknown;
   if (parse) {
     await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
     body = req.body;
     if (body === undefined) {
-      if (route.bodyRequired !== false) throw ApiError.badRequest("A JSON request body is required");
+      if (route.bodyRequired !== false) throw ApiError.badRequest("A JSON request body is required", INVALID);
     } else if (v.body && !v.body(body)) {
-      throw ApiError.badRequest(describeErrors("body", v.body.errors));
+      throw ApiError.badRequest(describeErrors("body", v.body.errors), INVALID);
     }
   }
   const ac = new AbortController();

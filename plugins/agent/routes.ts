@@ -84,7 +84,8 @@ export function agentRoutes(
 ): AnyRoute[] {
   const tags = ["turns"];
   const idle = (id: string, what: string) => {
-    if (turns().status(id) === "running") throw ApiError.conflict(`A turn is running; abort it before ${what}`);
+    if (turns().status(id) === "running")
+      throw ApiError.conflict(`A turn is running; abort it before ${what}`, { code: "turn_running" });
   };
   return [
     defineRoute({

@@ -103,7 +103,9 @@ export default definePlugin({
       },
       async remove(id) {
         if (configRules.some((r) => r.id === id)) {
-          throw ApiError.conflict(`Rule ${id} comes from config.json (permissions.rules); edit the file to change it`);
+          throw ApiError.conflict(`Rule ${id} comes from config.json (permissions.rules); edit the file to change it`, {
+            code: "rule_from_config",
+          });
         }
         if (!(await file.remove((r) => r.id === id))) throw ApiError.notFound(`No rule with id ${id}`);
       },
