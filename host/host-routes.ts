@@ -2,6 +2,7 @@ import { Type as T } from "@sinclair/typebox";
 import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
 import { SessionIdParams } from "../core/schemas.js";
+import { searchEngine } from "../core/search/engine.js";
 import type { SessionService } from "../core/sessions.js";
 import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
@@ -61,6 +62,17 @@ const DaemonStatusSchema = T.Object(
     sseQueuedBytes: T.Integer({ description: "Bytes queued for all SSE clients (bounded per client)" }),
     memory: T.Object({ rss: T.Integer(), heapUsed: T.Integer() }),
     plugins: T.Array(PluginStatusSchema),
+    search: T.Object(
+      {
+        engine: T.Union([T.Literal("ripgrep"), T.Literal("javascript")], {
+          description: "What the grep and glob tools and the session file search run on",
+        }),
+        path: T.Optional(T.String({ description: "The ripgrep binary in use" })),
+        version: T.Optional(T.String({ description: "Its version, once known" })),
+        reason: T.Optional(T.String({ description: "Why ripgrep is not used" })),
+      },
+      { title: "SearchEngineStatus", additionalProperties: false },
+    ),
   },
   { title: "DaemonStatus" },
 );
@@ -144,6 +156,7 @@ export function hostRoutes(
             sseQueuedBytes: info.sseQueuedBytes(),
             memory: { rss: mem.rss, heapUsed: mem.heapUsed },
             plugins: info.plugins(),
+            search: { ...searchEngine() },
           },
         };
       },

@@ -1,10 +1,21 @@
-import { lstat, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { defineTool, T, type ToolDefinition, ToolFailure, toolError } from "../../core/index.js";
+import picomatch from "picomatch";
+import {
+  comparePaths,
+  confirmInside,
+  defineTool,
+  listFiles,
+  type SearchEngineName,
+  type SearchState,
+  T,
+  type ToolDefinition,
+  ToolFailure,
+  toolError,
+} from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { fsFailure } from "./result.js";
-import { compileGlob, listFiles } from "./walk.js";
 
 /** Rejects patterns that would escape the base directory; those belong in `path`. */
 export function checkPattern(pattern: string, key: string): void {
@@ -17,16 +28,26 @@ export function checkPattern(pattern: string, key: string): void {
   }
 }
 
+/**
+ * A glob filter over root-relative paths (picomatch). A pattern without "/" matches the file name at any depth
+ * ("*.ts" finds src/a/b.ts), like .gitignore and ripgrep; a pattern with "/" is anchored at the root.
+ */
+export function compileGlob(pattern: string): (rel: string) => boolean {
+  const clean = pattern.replace(/^\.\//, "");
+  return picomatch(clean, { dot: true, basename: !clean.includes("/") });
+}
+
 const STAT_BATCH = 64;
 
-export function createGlobTool(limits: FsLimits): ToolDefinition {
+export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): ToolDefinition {
   return defineTool({
     name: "glob",
     readOnly: true,
     description:
       'Find files by glob pattern (e.g. "src/**/*.ts", "*.{json,yaml}"), newest first. A pattern without "/" ' +
-      "matches file names at any depth. Files ignored by .gitignore and the .git directory are skipped. " +
-      "Returns file paths relative to the working directory; directories are not listed (use ls).",
+      "matches file names at any depth. Files ignored by .gitignore, .ignore or the global git excludes and the " +
+      ".git directory are skipped; hidden files are included. Returns file paths relative to the working " +
+      "directory; directories and symbolic links are not listed (use ls).",
     parameters: T.Object(
       {
         pattern: T.String({ minLength: 1, description: "Glob pattern, relative to path." }),
@@ -60,25 +81,35 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
         return fsFailure(err, display);
       }
 
-      const listing = await listFiles(base, ctx.signal, limits.walkMaxFiles);
       const matches = compileGlob(pattern);
-      const hits = listing.files.filter((rel) => matches(rel));
+      const state: SearchState = { engine: "javascript", truncated: false };
       const dated: Array<{ rel: string; mtime: number }> = [];
-      // lstat: a link's own time, never the time of something outside the workspace it points to.
-      for (let i = 0; i < hits.length; i += STAT_BATCH) {
-        ctx.signal.throwIfAborted();
-        const batch = hits.slice(i, i + STAT_BATCH);
-        const stats = await Promise.all(batch.map((rel) => lstat(path.join(base, rel)).catch(() => undefined)));
-        stats.forEach((st, j) => {
-          const rel = batch[j];
-          if (st && rel !== undefined && !st.isDirectory()) dated.push({ rel, mtime: st.mtimeMs });
-        });
+      let batch: string[] = [];
+      let listed = 0;
+      // Confirmed inside the base (a directory swapped for a link while it was listed is dropped), lstat'ed: a
+      // file swapped for a link meanwhile is dropped too, never dated by its target.
+      const stamp = async () => {
+        for (const [rel, st] of await confirmInside(base, batch)) {
+          if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+        }
+        batch = [];
+      };
+      const opts = { signal: ctx.signal, maxFiles: limits.walkMaxFiles, engine };
+      for await (const rel of listFiles(base, opts, state)) {
+        listed++;
+        if (!matches(rel)) continue;
+        batch.push(rel);
+        if (batch.length >= STAT_BATCH) await stamp();
       }
-      dated.sort((a, b) => b.mtime - a.mtime || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      await stamp();
+      dated.sort((a, b) => b.mtime - a.mtime || comparePaths(a.rel, b.rel));
 
       if (dated.length === 0) {
-        const note = listing.truncated ? ` (only the first ${listing.files.length} files were examined)` : "";
-        return { content: `No files match "${pattern}" in ${display}${note}.`, meta: { count: 0 } };
+        const note = state.truncated ? ` (only the first ${listed} files were examined)` : "";
+        return {
+          content: `No files match "${pattern}" in ${display}${note}.`,
+          meta: { count: 0, engine: state.engine },
+        };
       }
       const shown = dated.slice(0, limit).map((d) => displayPath(root, path.join(base, d.rel)));
       const notes: string[] = [];
@@ -87,12 +118,12 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
           `[Showing the ${limit} newest of ${dated.length} matches. Narrow the pattern or path to see others.]`,
         );
       }
-      if (listing.truncated) {
-        notes.push(`[The search stopped after ${listing.files.length} files; narrow path to search the rest.]`);
+      if (state.truncated) {
+        notes.push(`[The search stopped after ${listed} files; narrow path to search the rest.]`);
       }
       return {
         content: shown.join("\n") + (notes.length ? `\n\n${notes.join("\n")}` : ""),
-        meta: { count: dated.length, shown: shown.length, source: listing.source },
+        meta: { count: dated.length, shown: shown.length, engine: state.engine },
       };
     },
   });

@@ -1,0 +1,13 @@
+/**
+ * The one gate every search result passes, whichever engine found it: the file listing behind the glob tool and the
+ * session file search, and the files the grep tool searches. A path is "/"-separated and relative to the searched
+ * directory `root`. It refuses what no listing may yield (an absolute path, "..", the .git directory); a policy that
+ * hides further paths (e.g. a sandbox's hidden directories) belongs here, so it holds for every search at once.
+ */
+export function admit(_root: string, rel: string): boolean {
+  if (rel === "" || rel.startsWith("/")) return false;
+  for (const part of rel.split("/")) {
+    if (part === "" || part === "." || part === ".." || part === ".git") return false;
+  }
+  return true;
+}
