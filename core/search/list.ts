@@ -3,7 +3,7 @@
  * search), on ripgrep or on the JavaScript walk (engine.ts) with the same results in the same order:
  * regular files only, hidden files included, .git skipped, .rgignore/.ignore/.gitignore/.git/info/exclude and the
  * global git excludes respected (also outside a git repository), symbolic links neither listed nor followed.
- * Results stream: a consumer that stops early (breaks out of the loop) stops ripgrep or the walk at once, and so
+ * Results stream in batches (arrays of paths): a consumer that stops early (breaks out of the loop) stops ripgrep or the walk at once, and so
  * does the abort signal. Every path passes admit() (the one place for a path filter).
  */
 import { admit } from "./admit.js";
@@ -18,6 +18,18 @@ export interface SearchOptions {
   maxFiles: number;
   /** Force an engine (tests); default: searchEngine(). */
   engine?: SearchEngineName;
+  /** Only these paths are yielded and counted against maxFiles (e.g. a glob). */
+  only?: (rel: string) => boolean;
+  /**
+   * A glob on file names matching at least every path `only` keeps, to spare ripgrep listing the others; it must
+   * never be narrower than `only`. (Passed as a file type, which, unlike `-g`, never overrides the ignore rules.)
+   */
+  ripgrepGlob?: string;
+  /**
+   * The caller needs every path before it can answer (glob sorts by time): ripgrep then lists in parallel and the
+   * paths are sorted here, in one batch, instead of streaming from a single-threaded sorted walk.
+   */
+  whole?: boolean;
 }
 
 /** Filled in while a search runs. */
@@ -36,31 +48,59 @@ function ripgrepPath(opts: SearchOptions): string | undefined {
 
 async function* capped(
   root: string,
-  source: AsyncIterable<string> | Iterable<string>,
+  source: AsyncIterable<string[]> | Iterable<string[]>,
   opts: SearchOptions,
   state: SearchState,
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   let n = 0;
-  for await (const rel of source) {
+  for await (const batch of source) {
     opts.signal.throwIfAborted();
-    if (!admit(root, rel)) continue;
-    if (n >= opts.maxFiles) {
-      state.truncated = true;
-      return;
+    const out: string[] = [];
+    for (const rel of batch) {
+      if (!admit(root, rel) || (opts.only && !opts.only(rel))) continue;
+      if (n >= opts.maxFiles) {
+        state.truncated = true;
+        if (out.length > 0) yield out;
+        return;
+      }
+      n++;
+      out.push(rel);
     }
-    n++;
-    yield rel;
+    if (out.length > 0) yield out;
   }
 }
 
+/**
+ * Collects an unordered ripgrep output into comparePaths order: the same first maxFiles (plus one, to tell that
+ * there are more) a depth-first walk would give, in memory bounded by twice that.
+ */
+async function sortedWhole(source: AsyncIterable<string[]>, opts: SearchOptions): Promise<string[][]> {
+  const found: string[] = [];
+  for await (const batch of source) {
+    for (const rel of batch) if (!opts.only || opts.only(rel)) found.push(rel);
+    if (found.length > opts.maxFiles * 2) {
+      found.sort(comparePaths);
+      found.length = opts.maxFiles + 1;
+    }
+  }
+  return [found.sort(comparePaths)];
+}
+
 /** Every file below `root` (see the top of this file), in comparePaths order. */
-export function listFiles(root: string, opts: SearchOptions, state: SearchState): AsyncGenerator<string> {
+export async function* listFiles(root: string, opts: SearchOptions, state: SearchState): AsyncGenerator<string[]> {
   const rg = ripgrepPath(opts);
   state.engine = rg ? "ripgrep" : "javascript";
-  const source = rg
-    ? ripgrepPaths(rg, root, ["--files", "--sort", "path", ...LISTING_FLAGS], opts.signal)
-    : walkFiles(root, opts.signal);
-  return capped(root, source, opts, state);
+  if (!rg) {
+    yield* capped(root, walkFiles(root, opts.signal), opts, state);
+    return;
+  }
+  const args = ["--files", ...LISTING_FLAGS];
+  if (opts.ripgrepGlob !== undefined) args.push("--type-add", `only:${opts.ripgrepGlob}`, "--type", "only");
+  if (!opts.whole) {
+    yield* capped(root, ripgrepPaths(rg, root, ["--sort", "path", ...args], opts.signal), opts, state);
+    return;
+  }
+  yield* capped(root, await sortedWhole(ripgrepPaths(rg, root, args, opts.signal), opts), opts, state);
 }
 
 export interface ContentQuery {
@@ -79,7 +119,7 @@ export async function* candidateFiles(
   query: ContentQuery,
   opts: SearchOptions,
   state: SearchState,
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   const rg = ripgrepPath(opts);
   if (!rg || query.prefilter === undefined) {
     yield* listFiles(root, opts, state);
@@ -89,21 +129,13 @@ export async function* candidateFiles(
   const args = ["--files-with-matches", "--text", "--crlf", ...LISTING_FLAGS];
   if (query.ignoreCase) args.push("--ignore-case");
   args.push("--regexp", query.prefilter);
-  const found: string[] = [];
+  let found: string[][];
   try {
-    for await (const rel of ripgrepPaths(rg, root, args, opts.signal)) {
-      found.push(rel);
-      // A bound on memory: the sorted first maxFiles are kept when more were found.
-      if (found.length > opts.maxFiles * 2) {
-        found.sort(comparePaths);
-        found.length = opts.maxFiles + 1;
-      }
-    }
+    found = await sortedWhole(ripgrepPaths(rg, root, args, opts.signal), opts);
   } catch (err) {
     if (!(err instanceof RipgrepError)) throw err;
     yield* listFiles(root, opts, state);
     return;
   }
-  found.sort(comparePaths);
   yield* capped(root, found, opts, state);
 }

@@ -20,7 +20,7 @@ export class RipgrepError extends Error {
 const STDERR_MAX = 16 * 1024;
 
 /**
- * Yields each NUL-terminated path ripgrep prints in `cwd`. Exit 0 and 1 are success (1: nothing found); exit 2 with
+ * Yields the NUL-terminated paths ripgrep prints in `cwd`, a batch per read. Exit 0 and 1 are success (1: nothing found); exit 2 with
  * output is partial success (an unreadable directory); exit 2 without any output throws RipgrepError (a pattern
  * ripgrep cannot parse, for one).
  */
@@ -29,7 +29,7 @@ export async function* ripgrepPaths(
   cwd: string,
   args: string[],
   signal: AbortSignal,
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   signal.throwIfAborted();
   const child = spawn(rg, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
@@ -50,15 +50,18 @@ export async function* ripgrepPaths(
     let rest: Buffer = Buffer.alloc(0);
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
       signal.throwIfAborted();
-      let buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-      let at = buf.indexOf(0);
-      while (at !== -1) {
-        yielded++;
-        yield buf.toString("utf8", 0, at);
-        buf = buf.subarray(at + 1);
-        at = buf.indexOf(0);
+      const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      const batch: string[] = [];
+      let from = 0;
+      for (let at = buf.indexOf(0); at !== -1; at = buf.indexOf(0, from)) {
+        batch.push(buf.toString("utf8", from, at));
+        from = at + 1;
       }
-      rest = Buffer.from(buf);
+      rest = Buffer.from(buf.subarray(from));
+      if (batch.length > 0) {
+        yielded += batch.length;
+        yield batch;
+      }
     }
     const code = await exited;
     signal.throwIfAborted();

@@ -10,11 +10,16 @@ import { compareNames } from "./order.js";
  * special files never listed nor followed. Each directory is read through its opened, verified descriptor, so a
  * directory swapped for a link meanwhile is skipped.
  */
-export async function* walkFiles(root: string, signal: AbortSignal): AsyncGenerator<string> {
+export async function* walkFiles(root: string, signal: AbortSignal): AsyncGenerator<string[]> {
   yield* visit(root, "", await rootRules(root), signal);
 }
 
-async function* visit(root: string, dirRel: string, inherited: RuleSet[], signal: AbortSignal): AsyncGenerator<string> {
+async function* visit(
+  root: string,
+  dirRel: string,
+  inherited: RuleSet[],
+  signal: AbortSignal,
+): AsyncGenerator<string[]> {
   signal.throwIfAborted();
   const dirAbs = dirRel === "" ? root : path.join(root, dirRel);
   const entries = await withDirInside([root], dirAbs, async (d) => {
@@ -31,15 +36,23 @@ async function* visit(root: string, dirRel: string, inherited: RuleSet[], signal
   // A rule file of this directory sees paths relative to it: `prefix` is set per file below.
   const stack = entries.rules.length === 0 ? inherited : [...inherited, ...entries.rules.map((r) => rebase(r, dirRel))];
   const list = entries.list.sort((a, b) => compareNames(a.name, b.name));
+  // The files of a directory go out in batches, between its subdirectories (depth first).
+  let batch: string[] = [];
   for (const e of list) {
     if (e.name === ".git") continue;
     const rel = dirRel === "" ? e.name : `${dirRel}/${e.name}`;
     const isDir = e.isDirectory();
     if (!isDir && !e.isFile()) continue;
     if (isIgnored(stack, rel, isDir)) continue;
-    if (isDir) yield* visit(root, rel, stack, signal);
-    else yield rel;
+    if (!isDir) {
+      batch.push(rel);
+      continue;
+    }
+    if (batch.length > 0) yield batch;
+    batch = [];
+    yield* visit(root, rel, stack, signal);
   }
+  if (batch.length > 0) yield batch;
 }
 
 /** A directory's own rule set, tested with root-relative paths: strips the directory part again. */

@@ -38,14 +38,17 @@ export async function searchFiles(
   const seenDirs = new Set<string>();
   const test = (rel: string) => (onPath ? rel : rel.slice(rel.lastIndexOf("/") + 1)).toLowerCase().includes(needle);
   const state: SearchState = { engine: "javascript", truncated: false };
-  for await (const rel of listFiles(root, { signal, maxFiles: limits.maxVisited, engine: limits.engine }, state)) {
-    for (let i = rel.indexOf("/"); i !== -1; i = rel.indexOf("/", i + 1)) {
-      const dir = rel.slice(0, i);
-      if (seenDirs.has(dir)) continue;
-      seenDirs.add(dir);
-      if (test(dir)) hits.push({ path: dir, type: "dir" });
+  const listing = listFiles(root, { signal, maxFiles: limits.maxVisited, engine: limits.engine, whole: true }, state);
+  for await (const batch of listing) {
+    for (const rel of batch) {
+      for (let i = rel.indexOf("/"); i !== -1; i = rel.indexOf("/", i + 1)) {
+        const dir = rel.slice(0, i);
+        if (seenDirs.has(dir)) continue;
+        seenDirs.add(dir);
+        if (test(dir)) hits.push({ path: dir, type: "dir" });
+      }
+      if (test(rel)) hits.push({ path: rel, type: "file" });
     }
-    if (test(rel)) hits.push({ path: rel, type: "file" });
   }
   hits.sort((a, b) => depth(a.path) - depth(b.path) || comparePaths(a.path, b.path));
   // Shown only once confirmed inside the root, as what they were listed as (see confirmInside).

@@ -6,6 +6,7 @@ import {
   confirmInside,
   defineTool,
   listFiles,
+  lstatAll,
   type SearchEngineName,
   type SearchState,
   T,
@@ -37,7 +38,16 @@ export function compileGlob(pattern: string): (rel: string) => boolean {
   return picomatch(clean, { dot: true, basename: !clean.includes("/") });
 }
 
-const STAT_BATCH = 64;
+/**
+ * A ripgrep glob matching at least what compileGlob(pattern) matches: the pattern's last segment, which ripgrep
+ * matches against the file name at any depth. None when that segment could span directories or uses syntax
+ * ripgrep's globs may read differently (extglobs, escapes).
+ */
+export function ripgrepHint(pattern: string): string | undefined {
+  const last = pattern.slice(pattern.lastIndexOf("/") + 1);
+  if (last === "" || last.includes("**") || last.includes("\\") || /[@!+?*]\(/.test(last)) return undefined;
+  return last;
+}
 
 export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): ToolDefinition {
   return defineTool({
@@ -84,24 +94,30 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       const matches = compileGlob(pattern);
       const state: SearchState = { engine: "javascript", truncated: false };
       const dated: Array<{ rel: string; mtime: number }> = [];
-      let batch: string[] = [];
       let listed = 0;
-      // Confirmed inside the base (a directory swapped for a link while it was listed is dropped), lstat'ed: a
-      // file swapped for a link meanwhile is dropped too, never dated by its target.
-      const stamp = async () => {
-        for (const [rel, st] of await confirmInside(base, batch)) {
+      const opts = {
+        signal: ctx.signal,
+        maxFiles: limits.walkMaxFiles,
+        engine,
+        only: matches,
+        ripgrepGlob: ripgrepHint(pattern),
+        whole: true,
+      };
+      for await (const batch of listFiles(base, opts, state)) {
+        listed += batch.length;
+        // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. A name that is not
+        // UTF-8 is found through confirmInside (by its bytes).
+        const stats = await lstatAll(base, batch);
+        const unnamed: string[] = [];
+        stats.forEach((st, i) => {
+          const rel = batch[i] as string;
+          if (!st) unnamed.push(rel);
+          else if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+        });
+        for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
           if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
         }
-        batch = [];
-      };
-      const opts = { signal: ctx.signal, maxFiles: limits.walkMaxFiles, engine };
-      for await (const rel of listFiles(base, opts, state)) {
-        listed++;
-        if (!matches(rel)) continue;
-        batch.push(rel);
-        if (batch.length >= STAT_BATCH) await stamp();
       }
-      await stamp();
       dated.sort((a, b) => b.mtime - a.mtime || comparePaths(a.rel, b.rel));
 
       if (dated.length === 0) {
@@ -111,7 +127,15 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
           meta: { count: 0, engine: state.engine },
         };
       }
-      const shown = dated.slice(0, limit).map((d) => displayPath(root, path.join(base, d.rel)));
+      // Only names confirmed inside the base are shown: a directory swapped for a link to elsewhere while it was
+      // listed (ripgrep reads by path) is dropped here.
+      const shown: string[] = [];
+      for (let i = 0; shown.length < limit && i < dated.length; i += limit) {
+        const next = dated.slice(i, i + limit).map((d) => d.rel);
+        for (const [rel] of await confirmInside(base, next)) {
+          if (shown.length < limit) shown.push(displayPath(root, path.join(base, rel)));
+        }
+      }
       const notes: string[] = [];
       if (dated.length > limit) {
         notes.push(

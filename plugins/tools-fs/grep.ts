@@ -1,7 +1,8 @@
-import { lstat, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import {
   candidateFiles,
+  confirmInside,
   defineTool,
   ripgrepPrefilter,
   type SearchEngineName,
@@ -56,12 +57,8 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): Com
 /** The files to search: one named file, or a directory's candidate files (core/search) under a glob filter. */
 interface Targets {
   base: string;
-  files: AsyncIterable<string> | string[];
+  files: AsyncIterable<string[]> | string[][];
   state: SearchState;
-}
-
-async function* filtered(files: AsyncIterable<string>, keep: (rel: string) => boolean): AsyncGenerator<string> {
-  for await (const rel of files) if (keep(rel)) yield rel;
 }
 
 export function createGrepTool(limits: FsLimits, engine?: SearchEngineName): ToolDefinition {
@@ -145,11 +142,16 @@ export function createGrepTool(limits: FsLimits, engine?: SearchEngineName): Too
       try {
         const st = await stat(abs);
         if (st.isDirectory()) {
-          const opts = { signal: ctx.signal, maxFiles: limits.walkMaxFiles, engine };
+          const opts = {
+            signal: ctx.signal,
+            maxFiles: limits.walkMaxFiles,
+            engine,
+            only: glob ? compileGlob(glob) : undefined,
+          };
           const files = candidateFiles(abs, s, opts, state);
-          targets = { base: abs, files: glob ? filtered(files, compileGlob(glob)) : files, state };
+          targets = { base: abs, files, state };
         } else if (st.isFile()) {
-          targets = { base: path.dirname(abs), files: [path.basename(abs)], state };
+          targets = { base: path.dirname(abs), files: [[path.basename(abs)]], state };
         } else {
           return toolError(
             "invalid_arguments",
@@ -186,34 +188,38 @@ async function searchFiles(
   const maxLineBytes = Math.max(s.limits.grepMaxLineBytes, 1);
   const chunkBytes = Math.max(s.limits.grepChunkBytes, 16);
   // Leaving the loop early (the output is full) stops the search behind t.files at once.
-  for await (const rel of t.files) {
+  for await (const rel of each(t.files)) {
     if (out.full) break;
     signal.throwIfAborted();
     const file = path.join(t.base, rel);
     const shown = displayPath(root, file);
-    // lstat: a symbolic link may point outside the workspace, so links are never followed.
-    const st = await lstat(file).catch(() => undefined);
-    if (!st?.isFile()) continue;
-    if (st.size > s.limits.grepMaxFileBytes) {
-      skipped.large.push(shown);
-      continue;
-    }
     const search = new FileSearch(shown, s, out);
-    // Scanned through the opened, verified descriptor: a file swapped for a link meanwhile is not followed.
+    // Everything goes through the opened, verified descriptor (its size too): a file swapped for a link, or listed
+    // through a directory swapped for a link to elsewhere, is never read, and its name is never shown.
     const scan: Scan = (onLine, skippable, binary) =>
-      withFileInside(roots, file, (opened) =>
-        scanLines(opened, chunkBytes, maxLineBytes, signal, onLine, skippable, binary),
-      );
+      withFileInside(roots, file, async (opened, fh) => {
+        const st = await fh.stat();
+        if (!st.isFile()) return "skip";
+        if (st.size > s.limits.grepMaxFileBytes) return "large";
+        return scanLines(opened, chunkBytes, maxLineBytes, signal, onLine, skippable, binary);
+      });
     try {
       const outcome = await scan(
         (line) => search.line(line),
         (run, first, count) => search.skippable(run, first, count),
       );
+      if (outcome === "skip") continue;
+      if (outcome === "large") {
+        skipped.large.push(shown);
+        continue;
+      }
       // A binary file is named in the count only when it holds a match, so both engines count the same files.
       if (outcome === "binary" && (await binaryMatches(scan, s))) skipped.binary++;
     } catch (err) {
       if (signal.aborted) throw err;
-      skipped.unreadable.push(shown);
+      const code = (err as NodeJS.ErrnoException).code ?? "";
+      if (GONE.includes(code)) continue;
+      if ((await confirmInside(t.base, [rel])).length > 0) skipped.unreadable.push(shown);
       continue;
     }
     search.finish();
@@ -225,7 +231,15 @@ type Scan = (
   onLine: (line: Line) => Verdict,
   skippable: (run: Buffer, first: number, count: number) => boolean,
   binary?: "skip" | "search",
-) => Promise<"done" | "stopped" | "binary">;
+) => Promise<"done" | "stopped" | "binary" | "large" | "skip">;
+
+/** A file that vanished, became a link, or resolved outside the workspace while listed: silently not searched. */
+const GONE = ["ENOENT", "ENOTDIR", "ELOOP", "EESCAPE"];
+
+/** One path at a time from batches; leaving the loop early stops the search behind them. */
+async function* each(batches: AsyncIterable<string[]> | string[][]): AsyncGenerator<string> {
+  for await (const batch of batches) yield* batch;
+}
 
 async function binaryMatches(scan: Scan, s: Search): Promise<boolean> {
   const outcome = await scan(
