@@ -13,6 +13,7 @@ import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
+import { printScale, type ScaleResult, scaleBench } from "./scale.js";
 import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
@@ -35,7 +36,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -157,6 +158,12 @@ await section("7. search", async () => {
   printSearch(search, 3);
 });
 
+let scale: ScaleResult | undefined;
+await section("8. scale", async () => {
+  scale = await scaleBench(cwd, 1000, Number(process.env.BENCH_SESSIONS ?? 100_000));
+  printScale(scale);
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -203,6 +210,14 @@ if (append) {
   rows.push(["appendMessage p50: at 10 vs at 10,000 messages", ms(append.small.p50), ms(append.big.p50)]);
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
+}
+if (scale) {
+  const { small, big } = scale.figures;
+  const tag = `${int(scale.small)} vs ${int(scale.big)} sessions`;
+  rows.push([`restart to ready: ${tag}`, ms(small.ready.p50), ms(big.ready.p50)]);
+  rows.push([`GET /sessions?limit=50: ${tag}`, ms(small.list.p50), ms(big.list.p50)]);
+  rows.push([`GET /sessions?q=common word: ${tag}`, ms(small.common.p50), ms(big.common.p50)]);
+  rows.push([`GET /sessions?q=rare word: ${tag}`, ms(small.rare.p50), ms(big.rare.p50)]);
 }
 for (const r of search?.rows ?? []) rows.push([`search: ${r.label} (baseline: rg)`, ms(r.rg), ms(r.tool)]);
 if (terminal) {

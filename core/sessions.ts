@@ -69,7 +69,7 @@ export interface SessionView {
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 /** Sessions read per page by `directories()`. */
-const DIRECTORY_PAGE = 2000;
+const DIRECTORY_PAGE = 500;
 
 export function newSessionId(): string {
   const rand = BigInt(`0x${randomBytes(6).toString("hex")}`)
