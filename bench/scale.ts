@@ -4,15 +4,12 @@
  * until its first GET /sessions?limit=50 is answered), the first page of the listing, and a search for a word in a
  * fifth of the titles and for one in a single session. The sessions are written through the store directly.
  */
-import { emptyUsage } from "../core/session-types.js";
-import { newSessionId } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import type { SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, tempDir } from "./lib/daemon.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
-
-const WORDS = ["alpha", "bravo", "charlie", "delta", "echo"];
+import { record } from "./storage.js";
 
 async function seed(home: string, count: number, cwd: string): Promise<void> {
   const bd = await bootDaemon({ home });
@@ -20,23 +17,10 @@ async function seed(home: string, count: number, cwd: string): Promise<void> {
     const store = bd.daemon.services.get(SessionStoreToken) as SqliteSessionStore;
     store.batch(() => {
       for (let i = 0; i < count; i++) {
-        const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
-        const title = i === Math.floor(count / 2) ? `needle-${count} session` : `session ${i} ${WORDS[i % 5]}`;
+        const rare = i === Math.floor(count / 2);
         store.createSession({
-          id: newSessionId(),
-          title,
-          pinned: false,
-          persona: "default",
-          model: "fake-model",
-          cwd,
-          mode: "build",
-          isSandbox: false,
-          shareToken: null,
-          messageCount: 0,
-          usage: emptyUsage(),
-          createdAt: at,
-          updatedAt: at,
-          meta: {},
+          ...record(i, cwd),
+          title: rare ? `needle-${count} session` : `session ${i} delta-${i % 5}`,
         });
       }
     });
@@ -63,7 +47,7 @@ async function measure(home: string, count: number, restarts: number, reps: numb
   const times = { list: [] as number[], common: [] as number[], rare: [] as number[] };
   const paths = {
     list: "/sessions?limit=50",
-    common: "/sessions?q=delta&limit=50",
+    common: "/sessions?q=delta-3&limit=50",
     rare: `/sessions?q=needle-${count}&limit=50`,
   };
   for (let r = 0; r < restarts; r++) {
