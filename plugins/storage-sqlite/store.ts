@@ -61,14 +61,18 @@ interface PageStatements {
 }
 
 /**
- * A search's page is read one of two ways, chosen by the number of matches (counted from the indexes first): few
- * matches are looked up by id and sorted; many are found by walking the list order and stopping at the page's end.
- * Either way the cost follows the matches or the page, never the number of sessions.
+ * A search is answered one of two ways, chosen by a bound on its matches read from the index sizes alone (the
+ * entries of its rarest term in the title and message indexes): up to LOOKUP_MAX, the matching sessions are
+ * collected through the indexes, counted, looked up by id and sorted, a cost that follows the matches; beyond it,
+ * or with a term too short for the title index, the list order is walked with the condition per session and the
+ * total counted the same way (the plan every search took before the title index, which a common word needs: its
+ * page fills within the first few sessions walked).
  */
 interface ListStatements {
   lookup: PageStatements;
+  lookupCount: Stmt<[Record<string, unknown>], { n: number }>;
   walk: PageStatements;
-  count: Stmt<[Record<string, unknown>], { n: number }>;
+  walkCount: Stmt<[Record<string, unknown>], { n: number }>;
 }
 
 /** Matches up to this many are looked up and sorted; more are met walking the list order. */
@@ -266,17 +270,31 @@ export class SqliteSessionStore implements SessionStore {
       offset: query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0,
     };
     terms.forEach((t, i) => {
-      if (t.trigram === null) params[`like${i}`] = t.like;
-      else params[`tri${i}`] = t.trigram;
+      params[`like${i}`] = t.like;
+      if (t.trigram !== null) params[`tri${i}`] = t.trigram;
       if (t.fts !== null) params[`fts${i}`] = t.fts;
     });
     const { limit: _l, offset: _o, ...filter } = params;
     if (terms.length === 0) {
-      this.sessionCount ??= stmts.count.get(filter)?.n ?? 0;
+      this.sessionCount ??= stmts.walkCount.get(filter)?.n ?? 0;
       return { pages: stmts.walk, params, total: this.sessionCount };
     }
-    const total = stmts.count.get(filter)?.n ?? 0;
-    return { pages: total <= LOOKUP_MAX ? stmts.lookup : stmts.walk, params, total };
+    if (this.matchBound(terms) <= LOOKUP_MAX) {
+      return { pages: stmts.lookup, params, total: stmts.lookupCount.get(filter)?.n ?? 0 };
+    }
+    return { pages: stmts.walk, params, total: stmts.walkCount.get(filter)?.n ?? 0 };
+  }
+
+  /** At least as many as the sessions the terms match (see ListStatements); Infinity without a title index. */
+  private matchBound(terms: SearchTerm[]): number {
+    let bound = Number.POSITIVE_INFINITY;
+    for (const t of terms) {
+      if (t.trigram === null) continue;
+      const titles = this.q.titleMatches.get(t.trigram)?.n ?? 0;
+      const messages = t.fts === null ? 0 : (this.q.messageMatches.get(t.fts)?.n ?? 0);
+      bound = Math.min(bound, titles + messages);
+    }
+    return bound;
   }
 
   /** One statement pair per query shape (number of terms, which are indexable), built on first use. */
@@ -286,19 +304,28 @@ export class SqliteSessionStore implements SessionStore {
     if (!stmts) {
       // Up to 2^8 shapes exist (8 terms, each indexable or not): keep the recent ones, prepared statements cost.
       if (this.listCache.size >= MAX_LIST_SHAPES) this.listCache.delete(this.listCache.keys().next().value as string);
-      // Per term, the ids of the sessions it matches: in the title (through the trigram index when the term is long
-      // enough, else a scan of the titles) or in a message (the full-text index). All terms must match.
+      // Per term, the ids of the sessions it matches: in the title (the trigram index finds the candidates, LIKE
+      // keeps its exact meaning) or in a message (the full-text index). All terms must match.
       const sets = terms.map((t, i) => {
         const title =
           t.trigram === null
             ? `SELECT id FROM sessions WHERE title LIKE @like${i} ESCAPE '\\'`
             : `SELECT t.session_id FROM session_titles_fts JOIN session_titles t
-                ON t.n = session_titles_fts.rowid WHERE session_titles_fts MATCH @tri${i}`;
+                ON t.n = session_titles_fts.rowid WHERE session_titles_fts MATCH @tri${i}
+                AND t.title LIKE @like${i} ESCAPE '\\'`;
         if (t.fts === null) return title;
         return `${title} UNION SELECT m.session_id FROM messages_fts
           JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts${i}`;
       });
+      // The same condition per session, for the walk.
+      const conds = terms.map((t, i) => {
+        const title = `s.title LIKE @like${i} ESCAPE '\\'`;
+        if (t.fts === null) return title;
+        return `(${title} OR s.id IN (SELECT m.session_id FROM messages_fts
+          JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts${i}))`;
+      });
       const matches = sets.join(" INTERSECT ");
+      const where = conds.length > 0 ? `WHERE ${conds.join(" AND ")}` : "";
       const pages = (where: string): PageStatements => ({
         page: this.db.prepare(
           `SELECT ${SESSION_COLS} FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
@@ -314,15 +341,18 @@ export class SqliteSessionStore implements SessionStore {
           )
           .pluck(true),
       });
-      // "+s.id" keeps SQLite from looking the matches up by id: it walks the list order instead.
-      const walk = pages(terms.length > 0 ? `WHERE +s.id IN (${matches})` : "");
-      stmts = {
-        lookup: terms.length > 0 ? pages(`WHERE s.id IN (${matches})`) : walk,
-        walk,
-        count: this.db.prepare(
-          terms.length > 0 ? `SELECT COUNT(*) AS n FROM (${matches})` : "SELECT COUNT(*) AS n FROM sessions",
-        ),
-      };
+      const walk = pages(where);
+      const counter = (sql: string) => this.db.prepare<[Record<string, unknown>], { n: number }>(sql);
+      const walkCount = counter(`SELECT COUNT(*) AS n FROM sessions s ${where}`);
+      stmts =
+        terms.length > 0
+          ? {
+              lookup: pages(`WHERE s.id IN (${matches})`),
+              lookupCount: counter(`SELECT COUNT(*) AS n FROM (${matches})`),
+              walk,
+              walkCount,
+            }
+          : { lookup: walk, lookupCount: walkCount, walk, walkCount };
       this.listCache.set(key, stmts);
     }
     return stmts;
@@ -547,6 +577,10 @@ function prepareStatements(db: Database.Database) {
     deleteEvents: prep<[string]>("DELETE FROM events WHERE session_id = ?"),
 
     msgSeq: prep<[string], { msg_seq: number }>("SELECT msg_seq FROM sessions WHERE id = ?"),
+    titleMatches: prep<[string], { n: number }>(
+      "SELECT COUNT(*) AS n FROM session_titles_fts WHERE session_titles_fts MATCH ?",
+    ),
+    messageMatches: prep<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages_fts WHERE messages_fts MATCH ?"),
     directories: prep<[string, number], { id: string; cwd: string }>(
       "SELECT id, cwd FROM sessions WHERE id > ? ORDER BY id LIMIT ?",
     ),
