@@ -5,9 +5,8 @@
  * hides further paths (e.g. a sandbox's hidden directories) belongs here, so it holds for every search at once.
  */
 export function admit(_root: string, rel: string): boolean {
-  if (rel === "" || rel.startsWith("/")) return false;
-  for (const part of rel.split("/")) {
-    if (part === "" || part === "." || part === ".." || part === ".git") return false;
-  }
-  return true;
+  return rel !== "" && !REFUSED.test(rel);
 }
+
+/** An empty component (a leading, doubled or trailing "/"), ".", ".." or ".git" anywhere. */
+const REFUSED = /(?:^|\/)(?:\.{0,2}|\.git)(?:\/|$)/;

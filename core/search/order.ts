@@ -19,14 +19,21 @@ function codePointRank(c: number): number {
   return c;
 }
 
-/** Compares "/"-separated relative paths component by component (see compareNames). */
+/**
+ * Compares "/"-separated relative paths component by component (see compareNames), without splitting them: the end
+ * of a component ("/") ranks below every character, so "a/b" comes before "a.txt" as "a" comes before "a.txt".
+ */
 export function comparePaths(a: string, b: string): number {
-  const pa = a.split("/");
-  const pb = b.split("/");
-  const n = Math.min(pa.length, pb.length);
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    const c = compareNames(pa[i] as string, pb[i] as string);
-    if (c !== 0) return c;
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x === SLASH) return -1;
+    if (y === SLASH) return 1;
+    return codePointRank(x) - codePointRank(y);
   }
-  return pa.length - pb.length;
+  return a.length - b.length;
 }
+
+const SLASH = 0x2f;
