@@ -4,6 +4,7 @@
  * Prints tables and a summary; asserts no thresholds. Exits 1 only if a section failed or tokens were lost.
  */
 import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
 import { VERSION } from "../host/daemon.js";
 import { startFakeProvider } from "../testing/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
@@ -13,6 +14,8 @@ import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
+import { printScale, type ScaleResult, scaleBench } from "./scale.js";
+import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
   type LoadResult,
@@ -34,7 +37,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -150,8 +153,20 @@ await section("6. web UI", async () => {
   }
 });
 
+let search: SearchResult | undefined;
+await section("7. search", async () => {
+  search = await searchBench(join(process.cwd(), "node_modules"), 3);
+  printSearch(search, 3);
+});
+
+let scale: ScaleResult | undefined;
+await section("8. scale", async () => {
+  scale = await scaleBench(cwd, 1000, Number(process.env.BENCH_SESSIONS ?? 100_000));
+  printScale(scale);
+});
+
 let sandbox: SandboxResult | undefined;
-await section("7. sandbox", async () => {
+await section("9. sandbox", async () => {
   sandbox = await sandboxBench(40);
   printSandbox(sandbox);
 });
@@ -206,6 +221,15 @@ if (append) {
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
 }
+if (scale) {
+  const { small, big } = scale.figures;
+  const tag = `${int(scale.small)} vs ${int(scale.big)} sessions`;
+  rows.push([`restart to ready: ${tag}`, ms(small.ready.p50), ms(big.ready.p50)]);
+  rows.push([`GET /sessions?limit=50: ${tag}`, ms(small.list.p50), ms(big.list.p50)]);
+  rows.push([`GET /sessions?q=common word: ${tag}`, ms(small.common.p50), ms(big.common.p50)]);
+  rows.push([`GET /sessions?q=rare word: ${tag}`, ms(small.rare.p50), ms(big.rare.p50)]);
+}
+for (const r of search?.rows ?? []) rows.push([`search: ${r.label} (baseline: rg)`, ms(r.rg), ms(r.tool)]);
 if (terminal) {
   const t = terminal;
   rows.push([

@@ -1,5 +1,5 @@
 /**
- * Section 7: what the sandbox adds to a command. `/bin/bash -c "echo hi"` spawned as the bash tool spawns it,
+ * Section 9: what the sandbox adds to a command. `/bin/bash -c "echo hi"` spawned as the bash tool spawns it,
  * unconfined and through bubblewrap with the arguments the sandbox plugin builds (the default confinement, a
  * repository as working directory), interleaved run by run, from spawn to exit.
  */
@@ -53,7 +53,7 @@ export async function sandboxBench(runs: number): Promise<SandboxResult> {
 
 export function printSandbox(r: SandboxResult): void {
   printTable(
-    `7. sandbox: \`echo hi\` from spawn to exit, ${r.runs} runs interleaved (3 warm-up runs dropped)`,
+    `9. sandbox: \`echo hi\` from spawn to exit, ${r.runs} runs interleaved (3 warm-up runs dropped)`,
     ["", "unconfined", "bubblewrap", "added"],
     [
       ["p50", ms(r.bare.p50), ms(r.confined.p50), `+${ms(r.confined.p50 - r.bare.p50)}`],

@@ -12,7 +12,8 @@ import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
 const WARMUP = 5;
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
 
-function record(i: number, cwd: string): SessionRecord {
+/** A session record for the benches, written through the store directly (titles cycle through WORDS). */
+export function record(i: number, cwd: string): SessionRecord {
   const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
   return {
     id: newSessionId(),

@@ -22,6 +22,7 @@ export * from "./registry.js";
 export * from "./routes.js";
 export * from "./sandbox.js";
 export * from "./schemas.js";
+export * from "./search/index.js";
 export * from "./session-types.js";
 export * from "./sessions.js";
 export * from "./shell.js";

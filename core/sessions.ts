@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Persona } from "./contributions.js";
 import { type DisplayMessage, type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
@@ -71,6 +72,8 @@ export interface SessionView {
 }
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** Sessions read per page by `directories()`. */
+const DIRECTORY_PAGE = 500;
 
 export function newSessionId(): string {
   const rand = BigInt(`0x${randomBytes(6).toString("hex")}`)
@@ -220,15 +223,29 @@ export class SessionService {
    * sessions of a project): read once, then kept current by this service's creates and deletes.
    */
   directories(): Promise<ReadonlyMap<string, string>> {
-    this.cwds ??= (async () => {
-      const { sessions } = await (this.store.listEntries?.({}) ?? this.store.listSessions({}));
-      return new Map(sessions.map((s) => [s.id, s.cwd]));
-    })().catch((err) => {
+    this.cwds ??= this.readDirectories().catch((err) => {
       // A failed read is not kept: the next caller reads again.
       this.cwds = undefined;
       throw err;
     });
     return this.cwds;
+  }
+
+  /** In pages with the event loop free between them: a home with many sessions never holds a request up for long. */
+  private async readDirectories(): Promise<Map<string, string>> {
+    const store = this.store;
+    if (!store.listDirectories) {
+      const { sessions } = await (store.listEntries?.({}) ?? store.listSessions({}));
+      return new Map(sessions.map((s) => [s.id, s.cwd]));
+    }
+    const map = new Map<string, string>();
+    for (let after = ""; ; ) {
+      const page = await store.listDirectories(after, DIRECTORY_PAGE);
+      for (const { id, cwd } of page) map.set(id, cwd);
+      if (page.length < DIRECTORY_PAGE) return map;
+      after = page[page.length - 1]?.id ?? after;
+      await nextTurn();
+    }
   }
 
   private indexDirectory(id: string, cwd: string | undefined): void {

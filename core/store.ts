@@ -89,6 +89,11 @@ export interface SessionStore {
   /** Optional: `listSessions` with only the listing's fields (GET /sessions); the service falls back to listSessions. */
   listEntries?(query: ListQuery): Awaitable<{ sessions: SessionListEntry[]; total: number }>;
   findByShareToken(token: string): Awaitable<SessionRecord | undefined>;
+  /**
+   * Optional: the working directory of each session with an id after `afterId`, by id, at most `limit` (a page of a
+   * read of every session's directory that never holds the daemon for long); the service falls back to listEntries.
+   */
+  listDirectories?(afterId: string, limit: number): Awaitable<Array<{ id: string; cwd: string }>>;
 
   /** Appends one message, assigning the next per-session seq; also bumps the session's updatedAt/messageCount. */
   appendMessage(sessionId: string, msg: NewMessage): Awaitable<StoredMessage>;

@@ -3,6 +3,7 @@ import type { SessionEventLog } from "../core/event-log.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
 import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
+import { searchEngine } from "../core/search/engine.js";
 import type { SessionService } from "../core/sessions.js";
 import type { StoreStatus } from "../core/store.js";
 import { SessionEventSchema } from "../core/wire-events.js";
@@ -83,6 +84,17 @@ const DaemonStatusSchema = T.Object(
         reason: T.Optional(T.String()),
       },
       { title: "SandboxStatus" },
+    ),
+    search: T.Object(
+      {
+        engine: T.Union([T.Literal("ripgrep"), T.Literal("javascript")], {
+          description: "What the grep and glob tools and the session file search run on",
+        }),
+        path: T.Optional(T.String({ description: "The ripgrep binary in use" })),
+        version: T.Optional(T.String({ description: "Its version, once known" })),
+        reason: T.Optional(T.String({ description: "Why ripgrep is not used" })),
+      },
+      { title: "SearchEngineStatus", additionalProperties: false },
     ),
   },
   { title: "DaemonStatus" },
@@ -176,6 +188,7 @@ export function hostRoutes(
               writable: [],
               reason: "the sandbox plugin is not loaded",
             },
+            search: { ...searchEngine() },
           },
         };
       },

@@ -116,16 +116,23 @@ describe("sandbox: the agent's commands are confined (bubblewrap)", function () 
       tools([
         { name: "read", args: { path: ".agentd/server.json" }, id: "r1" },
         { name: "ls", args: { path: "." }, id: "r2" },
+        { name: "grep", args: { pattern: token.slice(0, 16) }, id: "r3" },
+        { name: "glob", args: { pattern: "**/server.json" }, id: "r4" },
       ]),
       text("done"),
     );
     await w.api.post(`/sessions/${id}/chat`, { text: "read it" });
     await sse.waitFor((f) => f.json?.type === "end", 30_000);
-    const [read, ls] = sse.ofType("tool_end").map((f) => f.json.result);
+    const [read, ls, grep, glob] = ["r1", "r2", "r3", "r4"].map(
+      (id) => sse.ofType("tool_end").find((f) => f.json.id === id)?.json.result,
+    );
     sse.close();
     expect(read.error.code).to.equal("not_found");
     expect(JSON.stringify(read)).to.not.include(token);
     expect(ls.content).to.include("work/").and.not.include(".agentd").and.not.include(".ssh");
+    expect(JSON.stringify([grep, glob]))
+      .to.not.include(token)
+      .and.not.include(".agentd/server.json");
   });
 
   it("cannot read ~/.ssh, ~/.aws/credentials or ~/.netrc", async () => {

@@ -145,6 +145,36 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(ids(store.listSessions({ q: "   " }))).to.have.length(3);
     });
 
+    it("finds titles through their index: a substring, renamed and deleted sessions, few and many matches", () => {
+      store.createSession(session("a", { title: "Refactor the Parser", updatedAt: at(1) }));
+      store.createSession(session("b", { title: "untitled", updatedAt: at(2) }));
+      expect(ids(store.listSessions({ q: "ARSE" }))).to.deep.equal(["a"]);
+      store.updateSession("b", { title: "sparse matrix" });
+      expect(ids(store.listSessions({ q: "arse" }))).to.deep.equal(["b", "a"]);
+      store.deleteSession("a");
+      expect(store.listSessions({ q: "arse" })).to.deep.include({ total: 1 });
+      // More matches than are looked up one by one: the page is met walking the list order; the same answer.
+      store.batch(() => {
+        for (let i = 0; i < 2100; i++) {
+          store.createSession(session(`m${i}`, { title: `match ${i}`, updatedAt: at(10 + i), pinned: i === 7 }));
+        }
+      });
+      const many = store.listEntries({ q: "atch", limit: 3, offset: 1 });
+      expect(many.total).to.equal(2100);
+      expect(many.sessions.map((e) => e.id)).to.deep.equal(["m2099", "m2098", "m2097"]);
+      expect(ids(store.listSessions({ q: "atch 1", limit: 2 }))).to.deep.equal(["m2091", "m2081"]);
+      expect(store.listSessions({ q: "match 20", limit: 1 }).total).to.equal(140);
+      // The unfiltered total follows creates and deletes.
+      expect(store.listEntries({ limit: 1 }).total).to.equal(2101);
+      store.deleteSession("m5");
+      expect(store.listEntries({ limit: 1 }).total).to.equal(2100);
+      // Every session's directory, in pages by id (the session service reads them so at start).
+      const first = store.listDirectories("", 2);
+      expect(first.map((d) => d.id)).to.deep.equal(["b", "m0"]);
+      expect(store.listDirectories("m0", 1)).to.deep.equal([{ id: "m1", cwd: session("x").cwd }]);
+      expect(store.listDirectories("m999", 5)).to.have.length(0);
+    });
+
     it("never lets hostile search input reach SQL or FTS syntax", () => {
       store.createSession(session("a", { title: 'say "hi"' }));
       store.appendMessage("a", { role: "user", content: 'foo"bar and NEAR(x y)' });

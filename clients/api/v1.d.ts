@@ -209,7 +209,7 @@ export interface paths {
   "/api/v1/sessions/{id}/fs/search": {
     /**
      * Find files and directories by name in the session directory
-     * @description Case-insensitive substring match on names (on the relative path when q contains '/'), breadth-first. .gitignore'd entries and .git are skipped. Bounded: `limit` results and 20,000 visited entries; `truncated` says the walk stopped early.
+     * @description Case-insensitive substring match on the names of files and of the directories holding them (on the relative path when q contains '/'), shallow matches first. Entries ignored by .gitignore, .ignore or the global git excludes, .git and symbolic links are skipped. Bounded: `limit` results and 20,000 listed files; `truncated` says there is more. Runs on ripgrep when found (see GET /server/status).
      */
     get: operations["searchSessionFiles"];
   };
@@ -736,6 +736,7 @@ export interface components {
       };
       plugins: components["schemas"]["PluginStatus"][];
       sandbox: components["schemas"]["SandboxStatus"];
+      search: components["schemas"]["SearchEngineStatus"];
     };
     /** DatabaseStatus */
     DatabaseStatus: {
@@ -1486,6 +1487,17 @@ export interface components {
       network: "ask" | "allow" | "deny";
       /** @description Writable besides the working directory and a private /tmp */
       writable: string[];
+      reason?: string;
+    };
+    /** SearchEngineStatus */
+    SearchEngineStatus: {
+      /** @description What the grep and glob tools and the session file search run on */
+      engine: "ripgrep" | "javascript";
+      /** @description The ripgrep binary in use */
+      path?: string;
+      /** @description Its version, once known */
+      version?: string;
+      /** @description Why ripgrep is not used */
       reason?: string;
     };
     /**
@@ -4215,7 +4227,7 @@ export interface operations {
   };
   /**
    * Find files and directories by name in the session directory
-   * @description Case-insensitive substring match on names (on the relative path when q contains '/'), breadth-first. .gitignore'd entries and .git are skipped. Bounded: `limit` results and 20,000 visited entries; `truncated` says the walk stopped early.
+   * @description Case-insensitive substring match on the names of files and of the directories holding them (on the relative path when q contains '/'), shallow matches first. Entries ignored by .gitignore, .ignore or the global git excludes, .git and symbolic links are skipped. Bounded: `limit` results and 20,000 listed files; `truncated` says there is more. Runs on ripgrep when found (see GET /server/status).
    */
   searchSessionFiles: {
     parameters: {

@@ -1,9 +1,5 @@
-import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
-import ignore from "ignore";
-import { withDirInside } from "../../core/index.js";
-import { type EntryType, joinRel, typeOf } from "./entries.js";
+import { comparePaths, confirmInside, listFiles, type SearchEngineName, type SearchState } from "../../core/index.js";
+import type { EntryType } from "./entries.js";
 
 export interface SearchHit {
   path: string;
@@ -13,64 +9,22 @@ export interface SearchHit {
 export interface SearchLimits {
   /** Results returned at most. */
   maxResults: number;
-  /** Directory entries looked at, at most (the walk stops there and reports `truncated`). */
+  /** Files listed at most (the search stops there and reports `truncated`). */
   maxVisited: number;
+  /** Force a search engine (tests); default: ripgrep when found (core/search/engine.ts). */
+  engine?: SearchEngineName;
 }
 
-/** A set of .gitignore rules and how to express a root-relative path in the rules' own directory. */
-interface Rules {
-  test(rel: string, isDir: boolean): { ignored: boolean; unignored: boolean };
-}
-
-function rulesAt(text: string, toLocal: (rel: string) => string | undefined): Rules {
-  const ig = ignore().add(text);
-  return {
-    test(rel, isDir) {
-      const local = toLocal(rel);
-      if (local === undefined || local === "") return { ignored: false, unignored: false };
-      return ig.test(isDir ? `${local}/` : local);
-    },
-  };
-}
-
-function isIgnored(stack: Rules[], rel: string, isDir: boolean): boolean {
-  // The deepest .gitignore with an opinion wins, as in git (a nested "!keep.log" re-includes).
-  for (let i = stack.length - 1; i >= 0; i--) {
-    const r = stack[i]?.test(rel, isDir);
-    if (r?.ignored) return true;
-    if (r?.unignored) return false;
-  }
-  return false;
+function depth(rel: string): number {
+  let n = 0;
+  for (let i = rel.indexOf("/"); i !== -1; i = rel.indexOf("/", i + 1)) n++;
+  return n;
 }
 
 /**
- * When the root sits inside a git work tree, the .gitignore files of its ancestors up to the repository top apply
- * too (as git applies them). Outside a repository only the root's own files count.
- */
-async function ancestorRules(root: string): Promise<Rules[]> {
-  const chain: string[] = [];
-  let dir = root;
-  for (;;) {
-    const parent = path.dirname(dir);
-    if (existsSync(path.join(dir, ".git"))) break;
-    if (parent === dir) return [];
-    chain.push(parent);
-    dir = parent;
-  }
-  const rules: Rules[] = [];
-  for (const anc of chain.reverse()) {
-    const text = await readFile(path.join(anc, ".gitignore"), "utf8").catch(() => undefined);
-    if (text === undefined) continue;
-    const prefix = path.relative(anc, root).split(path.sep).join("/");
-    rules.push(rulesAt(text, (rel) => `${prefix}/${rel}`));
-  }
-  return rules;
-}
-
-/**
- * Case-insensitive substring search over entry names (over the whole relative path when the query contains "/"),
- * breadth-first so shallow matches come first. `.git` is never entered; .gitignore'd entries are skipped; symbolic
- * links are reported, never followed.
+ * Case-insensitive substring search over names (over the whole relative path when the query contains "/") of the
+ * files core/search lists (ignore files respected, .git skipped, symbolic links not listed) and of the directories
+ * holding them; shallow matches first, then in path order.
  */
 export async function searchFiles(
   root: string,
@@ -80,37 +34,34 @@ export async function searchFiles(
 ): Promise<{ results: SearchHit[]; truncated: boolean }> {
   const needle = query.toLowerCase();
   const onPath = needle.includes("/");
-  const results: SearchHit[] = [];
-  let visited = 0;
-  const queue: Array<{ rel: string; stack: Rules[] }> = [{ rel: "", stack: await ancestorRules(root) }];
-  for (let next = 0; next < queue.length; next++) {
-    signal.throwIfAborted();
-    const { rel: dirRel, stack: inherited } = queue[next] as { rel: string; stack: Rules[] };
-    const dirAbs = dirRel === "" ? root : path.join(root, dirRel);
-    // Listed through the opened directory, verified inside the root: a directory swapped for a link is skipped.
-    const entries = await withDirInside([root], dirAbs, (d) => readdir(d.path, { withFileTypes: true })).catch(
-      () => [],
-    );
-    let stack = inherited;
-    if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = await readFile(path.join(dirAbs, ".gitignore"), "utf8").catch(() => "");
-      const base = dirRel;
-      stack = [...inherited, rulesAt(text, (rel) => (base === "" ? rel : rel.slice(base.length + 1)))];
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      if (++visited > limits.maxVisited) return { results, truncated: true };
-      if (e.name === ".git") continue;
-      const rel = joinRel(dirRel, e.name);
-      const isDir = e.isDirectory();
-      if (isIgnored(stack, rel, isDir)) continue;
-      const hay = (onPath ? rel : e.name).toLowerCase();
-      if (hay.includes(needle)) {
-        if (results.length >= limits.maxResults) return { results, truncated: true };
-        results.push({ path: rel, type: (await typeOf(e, path.join(dirAbs, e.name), [root], false)).type });
+  const hits: SearchHit[] = [];
+  const seenDirs = new Set<string>();
+  const test = (rel: string) => (onPath ? rel : rel.slice(rel.lastIndexOf("/") + 1)).toLowerCase().includes(needle);
+  const state: SearchState = { engine: "javascript", truncated: false };
+  const listing = listFiles(root, { signal, maxFiles: limits.maxVisited, engine: limits.engine, whole: true }, state);
+  for await (const batch of listing) {
+    for (const rel of batch) {
+      for (let i = rel.indexOf("/"); i !== -1; i = rel.indexOf("/", i + 1)) {
+        const dir = rel.slice(0, i);
+        if (seenDirs.has(dir)) continue;
+        seenDirs.add(dir);
+        if (test(dir)) hits.push({ path: dir, type: "dir" });
       }
-      if (isDir) queue.push({ rel, stack });
+      if (test(rel)) hits.push({ path: rel, type: "file" });
     }
   }
-  return { results, truncated: false };
+  hits.sort((a, b) => depth(a.path) - depth(b.path) || comparePaths(a.path, b.path));
+  // Shown only once confirmed inside the root, as what they were listed as (see confirmInside).
+  const results: SearchHit[] = [];
+  for (let i = 0; i < hits.length && results.length <= limits.maxResults; i += limits.maxResults) {
+    const batch = hits.slice(i, i + limits.maxResults);
+    const kinds = new Map(batch.map((h) => [h.path, h.type]));
+    for (const [rel, st] of await confirmInside(root, [...kinds.keys()])) {
+      if ((kinds.get(rel) === "dir" && st.isDirectory()) || (kinds.get(rel) === "file" && st.isFile())) {
+        results.push({ path: rel, type: kinds.get(rel) as EntryType });
+      }
+    }
+  }
+  const truncated = state.truncated || results.length > limits.maxResults;
+  return { results: results.slice(0, limits.maxResults), truncated };
 }

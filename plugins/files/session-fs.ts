@@ -137,9 +137,10 @@ export function sessionFsRoutes(sessions: () => SessionService): AnyRoute[] {
       operationId: "searchSessionFiles",
       summary: "Find files and directories by name in the session directory",
       description:
-        "Case-insensitive substring match on names (on the relative path when q contains '/'), breadth-first. " +
-        ".gitignore'd entries and .git are skipped. Bounded: `limit` results and 20,000 visited entries; " +
-        "`truncated` says the walk stopped early.",
+        "Case-insensitive substring match on the names of files and of the directories holding them (on the " +
+        "relative path when q contains '/'), shallow matches first. Entries ignored by .gitignore, .ignore or the " +
+        "global git excludes, .git and symbolic links are skipped. Bounded: `limit` results and 20,000 listed " +
+        "files; `truncated` says there is more. Runs on ripgrep when found (see GET /server/status).",
       tags,
       params: SessionIdParams,
       query: T.Object({

@@ -104,6 +104,42 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: "a trigram index of session titles (GET /sessions?q= without a scan of every title)",
+    up(db) {
+      db.exec(`
+        -- "n" is the stable rowid of the external-content index; one row per session, removed with it.
+        CREATE TABLE session_titles (
+          n INTEGER PRIMARY KEY,
+          session_id TEXT NOT NULL UNIQUE REFERENCES sessions (id) ON DELETE CASCADE,
+          title TEXT NOT NULL
+        );
+        CREATE VIRTUAL TABLE session_titles_fts USING fts5 (
+          title,
+          content = 'session_titles',
+          content_rowid = 'n',
+          tokenize = 'trigram'
+        );
+        CREATE TRIGGER session_titles_fts_insert AFTER INSERT ON session_titles BEGIN
+          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
+        END;
+        CREATE TRIGGER session_titles_fts_delete AFTER DELETE ON session_titles BEGIN
+          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
+        END;
+        CREATE TRIGGER session_titles_fts_update AFTER UPDATE OF title ON session_titles BEGIN
+          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
+          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
+        END;
+        CREATE TRIGGER sessions_title_insert AFTER INSERT ON sessions BEGIN
+          INSERT INTO session_titles (session_id, title) VALUES (new.id, coalesce(new.title, ''));
+        END;
+        CREATE TRIGGER sessions_title_update AFTER UPDATE OF title ON sessions BEGIN
+          UPDATE session_titles SET title = coalesce(new.title, '') WHERE session_id = new.id;
+        END;
+        INSERT INTO session_titles (session_id, title) SELECT id, coalesce(title, '') FROM sessions;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

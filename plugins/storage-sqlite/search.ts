@@ -12,6 +12,11 @@ export interface SearchTerm {
   like: string;
   /** An FTS5 prefix-phrase expression, or null when the term has no indexable characters (e.g. `(`). */
   fts: string | null;
+  /**
+   * A phrase for the trigram index of titles (a substring match, like `like`), or null when the term is shorter
+   * than three characters, which a trigram index cannot look up (the title is then matched with `like`).
+   */
+  trigram: string | null;
 }
 
 export function searchTerms(q: string | undefined): SearchTerm[] {
@@ -20,7 +25,11 @@ export function searchTerms(q: string | undefined): SearchTerm[] {
   const words = q.split(/[\s\p{Cc}]+/u).filter((w) => w !== "");
   return words.slice(0, MAX_TERMS).map((raw) => {
     const w = raw.slice(0, MAX_TERM_LENGTH);
-    return { like: `%${escapeLike(w)}%`, fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null };
+    return {
+      like: `%${escapeLike(w)}%`,
+      fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null,
+      trigram: [...w].length >= 3 ? `"${w.replaceAll('"', '""')}"` : null,
+    };
   });
 }
 

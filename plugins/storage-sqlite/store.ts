@@ -52,12 +52,29 @@ const EVENT_ROWS = 16;
 
 type SessionPatch = Partial<Omit<SessionRecord, "id" | "createdAt">>;
 
-interface ListStatements {
+interface PageStatements {
   page: Stmt<[Record<string, unknown>], SessionRow>;
   entries: Stmt<[Record<string, unknown>], EntryRaw>;
   ids: Stmt<[Record<string, unknown>], string>;
-  count: Stmt<[Record<string, unknown>], { n: number }>;
 }
+
+/**
+ * A search is answered one of two ways, chosen by a bound on its matches read from the index sizes alone (the
+ * entries of its rarest term in the title and message indexes): up to LOOKUP_MAX, the matching sessions are
+ * collected through the indexes, counted, looked up by id and sorted, a cost that follows the matches; beyond it,
+ * or with a term too short for the title index, the list order is walked with the condition per session and the
+ * total counted the same way (the plan every search took before the title index, which a common word needs: its
+ * page fills within the first few sessions walked).
+ */
+interface ListStatements {
+  lookup: PageStatements;
+  lookupCount: Stmt<[Record<string, unknown>], { n: number }>;
+  walk: PageStatements;
+  walkCount: Stmt<[Record<string, unknown>], { n: number }>;
+}
+
+/** Matches up to this many are looked up and sorted; more are met walking the list order. */
+const LOOKUP_MAX = 2000;
 
 type Statements = ReturnType<typeof prepareStatements>;
 
@@ -110,6 +127,11 @@ export class SqliteSessionStore implements SessionStore {
    */
   private readonly entries = new Map<string, SessionListEntry>();
   private closed = false;
+  /**
+   * The number of sessions, counted once and then kept until a session is created or deleted (the daemon is the
+   * database's only writer): an unfiltered listing's `total` without a count over every row.
+   */
+  private sessionCount: number | undefined;
 
   private readonly q: Statements;
   private readonly appendTx: (sessionId: string, msg: NewMessage) => StoredMessage;
@@ -185,6 +207,7 @@ export class SqliteSessionStore implements SessionStore {
 
   createSession(rec: SessionRecord): void {
     this.entries.delete(rec.id);
+    this.sessionCount = undefined;
     this.q.insertSession.run(sessionToParams(rec));
     this.dropContext(rec.id);
   }
@@ -201,6 +224,7 @@ export class SqliteSessionStore implements SessionStore {
 
   deleteSession(id: string): boolean {
     this.entries.delete(id);
+    this.sessionCount = undefined;
     this.dropContext(id);
     return this.deleteTx(id);
   }
@@ -215,16 +239,18 @@ export class SqliteSessionStore implements SessionStore {
    * or in some user/assistant message of the session (prefix match, terms may be in different messages).
    */
   listSessions(query: ListQuery): { sessions: SessionRecord[]; total: number } {
-    const { stmts, params, filter } = this.listQuery(query);
-    const sessions = stmts.page.all(params).map(sessionFromRow);
-    return { sessions, total: stmts.count.get(filter)?.n ?? 0 };
+    const { pages, params, total } = this.listQuery(query);
+    return { sessions: pages.page.all(params).map(sessionFromRow), total };
+  }
+
+  listDirectories(afterId: string, limit: number): Array<{ id: string; cwd: string }> {
+    return this.q.directories.all(afterId, limit);
   }
 
   /** The same listing with only the fields a summary shows: the JSON columns (usage, meta) are never read. */
   listEntries(query: ListQuery): { sessions: SessionListEntry[]; total: number } {
-    const { stmts, params, filter } = this.listQuery(query);
-    const total = stmts.count.get(filter)?.n ?? 0;
-    const ids = stmts.ids.all(params);
+    const { pages, params, total } = this.listQuery(query);
+    const ids = pages.ids.all(params);
     const sessions: SessionListEntry[] = new Array(ids.length);
     const missing: number[] = [];
     for (let i = 0; i < ids.length; i++) {
@@ -233,7 +259,7 @@ export class SqliteSessionStore implements SessionStore {
       else missing.push(i);
     }
     if (missing.length > ENTRY_READS_BY_ID) {
-      const page = stmts.entries.all(params).map(entryFromRaw);
+      const page = pages.entries.all(params).map(entryFromRaw);
       for (const e of page) this.entries.set(e.id, Object.freeze(e));
       return { sessions: page, total };
     }
@@ -256,27 +282,62 @@ export class SqliteSessionStore implements SessionStore {
     };
     terms.forEach((t, i) => {
       params[`like${i}`] = t.like;
+      if (t.trigram !== null) params[`tri${i}`] = t.trigram;
       if (t.fts !== null) params[`fts${i}`] = t.fts;
     });
     const { limit: _l, offset: _o, ...filter } = params;
-    return { stmts, params, filter };
+    if (terms.length === 0) {
+      this.sessionCount ??= stmts.walkCount.get(filter)?.n ?? 0;
+      return { pages: stmts.walk, params, total: this.sessionCount };
+    }
+    if (this.matchBound(terms) <= LOOKUP_MAX) {
+      return { pages: stmts.lookup, params, total: stmts.lookupCount.get(filter)?.n ?? 0 };
+    }
+    return { pages: stmts.walk, params, total: stmts.walkCount.get(filter)?.n ?? 0 };
+  }
+
+  /** At least as many as the sessions the terms match (see ListStatements); Infinity without a title index. */
+  private matchBound(terms: SearchTerm[]): number {
+    let bound = Number.POSITIVE_INFINITY;
+    for (const t of terms) {
+      if (t.trigram === null) continue;
+      const titles = this.q.titleMatches.get(t.trigram)?.n ?? 0;
+      const messages = t.fts === null ? 0 : (this.q.messageMatches.get(t.fts)?.n ?? 0);
+      bound = Math.min(bound, titles + messages);
+    }
+    return bound;
   }
 
   /** One statement pair per query shape (number of terms, which are indexable), built on first use. */
   private listStatements(terms: SearchTerm[]): ListStatements {
-    const key = terms.map((t) => (t.fts === null ? "L" : "F")).join("");
+    const key = terms.map((t) => (t.fts === null ? "L" : "F") + (t.trigram === null ? "l" : "t")).join("");
     let stmts = this.listCache.get(key);
     if (!stmts) {
       // Up to 2^8 shapes exist (8 terms, each indexable or not): keep the recent ones, prepared statements cost.
       if (this.listCache.size >= MAX_LIST_SHAPES) this.listCache.delete(this.listCache.keys().next().value as string);
+      // Per term, the ids of the sessions it matches: in the title (the trigram index finds the candidates, LIKE
+      // keeps its exact meaning) or in a message (the full-text index). All terms must match.
+      const sets = terms.map((t, i) => {
+        const title =
+          t.trigram === null
+            ? `SELECT id FROM sessions WHERE title LIKE @like${i} ESCAPE '\\'`
+            : `SELECT t.session_id FROM session_titles_fts JOIN session_titles t
+                ON t.n = session_titles_fts.rowid WHERE session_titles_fts MATCH @tri${i}
+                AND t.title LIKE @like${i} ESCAPE '\\'`;
+        if (t.fts === null) return title;
+        return `${title} UNION SELECT m.session_id FROM messages_fts
+          JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts${i}`;
+      });
+      // The same condition per session, for the walk.
       const conds = terms.map((t, i) => {
         const title = `s.title LIKE @like${i} ESCAPE '\\'`;
         if (t.fts === null) return title;
         return `(${title} OR s.id IN (SELECT m.session_id FROM messages_fts
           JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts${i}))`;
       });
+      const matches = sets.join(" INTERSECT ");
       const where = conds.length > 0 ? `WHERE ${conds.join(" AND ")}` : "";
-      stmts = {
+      const pages = (where: string): PageStatements => ({
         page: this.db.prepare(
           `SELECT ${SESSION_COLS} FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
         ),
@@ -290,8 +351,19 @@ export class SqliteSessionStore implements SessionStore {
             `SELECT s.id FROM sessions s ${where} ${LIST_ORDER} LIMIT @limit OFFSET @offset`,
           )
           .pluck(true),
-        count: this.db.prepare(`SELECT COUNT(*) AS n FROM sessions s ${where}`),
-      };
+      });
+      const walk = pages(where);
+      const counter = (sql: string) => this.db.prepare<[Record<string, unknown>], { n: number }>(sql);
+      const walkCount = counter(`SELECT COUNT(*) AS n FROM sessions s ${where}`);
+      stmts =
+        terms.length > 0
+          ? {
+              lookup: pages(`WHERE s.id IN (${matches})`),
+              lookupCount: counter(`SELECT COUNT(*) AS n FROM (${matches})`),
+              walk,
+              walkCount,
+            }
+          : { lookup: walk, lookupCount: walkCount, walk, walkCount };
       this.listCache.set(key, stmts);
     }
     return stmts;
@@ -536,6 +608,13 @@ function prepareStatements(db: Database.Database) {
     deleteEvents: prep<[string]>("DELETE FROM events WHERE session_id = ?"),
 
     msgSeq: prep<[string], { msg_seq: number }>("SELECT msg_seq FROM sessions WHERE id = ?"),
+    titleMatches: prep<[string], { n: number }>(
+      "SELECT COUNT(*) AS n FROM session_titles_fts WHERE session_titles_fts MATCH ?",
+    ),
+    messageMatches: prep<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages_fts WHERE messages_fts MATCH ?"),
+    directories: prep<[string, number], { id: string; cwd: string }>(
+      "SELECT id, cwd FROM sessions WHERE id > ? ORDER BY id LIMIT ?",
+    ),
     insertMessage: prep<[object]>(`INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
         tool_name, thinking, client_message_id, in_context, created_at, meta, search_text, counts)
       VALUES (@session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @thinking,

@@ -1,10 +1,22 @@
-import { lstat, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { defineTool, T, type ToolDefinition, ToolFailure, toolError } from "../../core/index.js";
+import picomatch from "picomatch";
+import {
+  comparePaths,
+  confirmInside,
+  defineTool,
+  listFiles,
+  lstatAll,
+  type SearchEngineName,
+  type SearchState,
+  T,
+  type ToolDefinition,
+  ToolFailure,
+  toolError,
+} from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
-import { displayPath, resolvePath, visibleFiles } from "./paths.js";
+import { displayPath, resolvePath } from "./paths.js";
 import { fsFailure } from "./result.js";
-import { compileGlob, listFiles } from "./walk.js";
 
 /** Rejects patterns that would escape the base directory; those belong in `path`. */
 export function checkPattern(pattern: string, key: string): void {
@@ -17,16 +29,35 @@ export function checkPattern(pattern: string, key: string): void {
   }
 }
 
-const STAT_BATCH = 64;
+/**
+ * A glob filter over root-relative paths (picomatch). A pattern without "/" matches the file name at any depth
+ * ("*.ts" finds src/a/b.ts), like .gitignore and ripgrep; a pattern with "/" is anchored at the root.
+ */
+export function compileGlob(pattern: string): (rel: string) => boolean {
+  const clean = pattern.replace(/^\.\//, "");
+  return picomatch(clean, { dot: true, basename: !clean.includes("/") });
+}
 
-export function createGlobTool(limits: FsLimits): ToolDefinition {
+/**
+ * A ripgrep glob matching at least what compileGlob(pattern) matches: the pattern's last segment, which ripgrep
+ * matches against the file name at any depth. None when that segment could span directories or uses syntax
+ * ripgrep's globs may read differently (extglobs, escapes).
+ */
+export function ripgrepHint(pattern: string): string | undefined {
+  const last = pattern.slice(pattern.lastIndexOf("/") + 1);
+  if (last === "" || last.includes("**") || last.includes("\\") || /[@!+?*]\(/.test(last)) return undefined;
+  return last;
+}
+
+export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): ToolDefinition {
   return defineTool({
     name: "glob",
     readOnly: true,
     description:
       'Find files by glob pattern (e.g. "src/**/*.ts", "*.{json,yaml}"), newest first. A pattern without "/" ' +
-      "matches file names at any depth. Files ignored by .gitignore and the .git directory are skipped. " +
-      "Returns file paths relative to the working directory; directories are not listed (use ls).",
+      "matches file names at any depth. Files ignored by .gitignore, .ignore or the global git excludes and the " +
+      ".git directory are skipped; hidden files are included. Returns file paths relative to the working " +
+      "directory; directories and symbolic links are not listed (use ls).",
     parameters: T.Object(
       {
         pattern: T.String({ minLength: 1, description: "Glob pattern, relative to path." }),
@@ -60,39 +91,64 @@ export function createGlobTool(limits: FsLimits): ToolDefinition {
         return fsFailure(err, display);
       }
 
-      const listing = await listFiles(base, ctx.signal, limits.walkMaxFiles);
       const matches = compileGlob(pattern);
-      const hits = visibleFiles(ctx, base, listing.files).filter((rel) => matches(rel));
+      const state: SearchState = { engine: "javascript", truncated: false };
       const dated: Array<{ rel: string; mtime: number }> = [];
-      // lstat: a link's own time, never the time of something outside the workspace it points to.
-      for (let i = 0; i < hits.length; i += STAT_BATCH) {
-        ctx.signal.throwIfAborted();
-        const batch = hits.slice(i, i + STAT_BATCH);
-        const stats = await Promise.all(batch.map((rel) => lstat(path.join(base, rel)).catch(() => undefined)));
-        stats.forEach((st, j) => {
-          const rel = batch[j];
-          if (st && rel !== undefined && !st.isDirectory()) dated.push({ rel, mtime: st.mtimeMs });
+      let listed = 0;
+      const opts = {
+        signal: ctx.signal,
+        hidden: ctx.isHidden,
+        maxFiles: limits.walkMaxFiles,
+        engine,
+        only: matches,
+        ripgrepGlob: ripgrepHint(pattern),
+        whole: true,
+      };
+      for await (const batch of listFiles(base, opts, state)) {
+        listed += batch.length;
+        // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. A name that is not
+        // UTF-8 is found through confirmInside (by its bytes).
+        const stats = await lstatAll(base, batch);
+        const unnamed: string[] = [];
+        stats.forEach((st, i) => {
+          const rel = batch[i] as string;
+          if (!st) unnamed.push(rel);
+          else if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
         });
+        for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
+          if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+        }
       }
-      dated.sort((a, b) => b.mtime - a.mtime || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      dated.sort((a, b) => b.mtime - a.mtime || comparePaths(a.rel, b.rel));
 
       if (dated.length === 0) {
-        const note = listing.truncated ? ` (only the first ${listing.files.length} files were examined)` : "";
-        return { content: `No files match "${pattern}" in ${display}${note}.`, meta: { count: 0 } };
+        const note = state.truncated ? ` (only the first ${listed} files were examined)` : "";
+        return {
+          content: `No files match "${pattern}" in ${display}${note}.`,
+          meta: { count: 0, engine: state.engine },
+        };
       }
-      const shown = dated.slice(0, limit).map((d) => displayPath(root, path.join(base, d.rel)));
+      // Only names confirmed inside the base are shown: a directory swapped for a link to elsewhere while it was
+      // listed (ripgrep reads by path) is dropped here.
+      const shown: string[] = [];
+      for (let i = 0; shown.length < limit && i < dated.length; i += limit) {
+        const next = dated.slice(i, i + limit).map((d) => d.rel);
+        for (const [rel] of await confirmInside(base, next)) {
+          if (shown.length < limit) shown.push(displayPath(root, path.join(base, rel)));
+        }
+      }
       const notes: string[] = [];
       if (dated.length > limit) {
         notes.push(
           `[Showing the ${limit} newest of ${dated.length} matches. Narrow the pattern or path to see others.]`,
         );
       }
-      if (listing.truncated) {
-        notes.push(`[The search stopped after ${listing.files.length} files; narrow path to search the rest.]`);
+      if (state.truncated) {
+        notes.push(`[The search stopped after ${listed} files; narrow path to search the rest.]`);
       }
       return {
         content: shown.join("\n") + (notes.length ? `\n\n${notes.join("\n")}` : ""),
-        meta: { count: dated.length, shown: shown.length, source: listing.source },
+        meta: { count: dated.length, shown: shown.length, engine: state.engine },
       };
     },
   });

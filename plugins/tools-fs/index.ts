@@ -1,4 +1,4 @@
-import { definePlugin, type ToolDefinition } from "../../core/index.js";
+import { definePlugin, type SearchEngineName, type ToolDefinition } from "../../core/index.js";
 import { createEditTool } from "./edit.js";
 import { createGlobTool } from "./glob.js";
 import { createGrepTool } from "./grep.js";
@@ -19,16 +19,19 @@ export interface FsTools {
   grep: ToolDefinition;
 }
 
-/** The file tools; `limits` overrides the caps (tests use small ones). Path policy: see paths.ts. */
-export function createFsTools(limits: Partial<FsLimits> = {}): FsTools {
+/**
+ * The file tools; `limits` overrides the caps (tests use small ones), `engine` forces the search engine of glob and
+ * grep (default: ripgrep when found, see core/search/engine.ts). Path policy: see paths.ts.
+ */
+export function createFsTools(limits: Partial<FsLimits> = {}, engine?: SearchEngineName): FsTools {
   const l: FsLimits = { ...DEFAULT_LIMITS, ...limits };
   return {
     read: createReadTool(l),
     write: createWriteTool(),
     edit: createEditTool(l),
     ls: createLsTool(l),
-    glob: createGlobTool(l),
-    grep: createGrepTool(l),
+    glob: createGlobTool(l, engine),
+    grep: createGrepTool(l, engine),
   };
 }
 

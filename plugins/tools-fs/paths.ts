@@ -13,7 +13,7 @@
  * 4. The plans directory counts as a root only as itself: when it lies under the working directory, its realpath
  *    must too (a committed `.agentd` symlink cannot redirect writes).
  * 5. A path the sandbox hides (`ctx.isHidden`: the daemon home, ~/.ssh, credentials...) is reported as absent,
- *    wherever it lies, and listings leave it out (`visibleFiles`).
+ *    wherever it lies, and listings leave it out (`ls` here, glob and grep through core/search's `admit`).
  * 6. Plan mode (`ctx.mode === "plan"`): write and edit are allowed only inside the plans directory (created on
  *    demand by the write); anything else is refused with `permission_denied`. Reads follow rule 3 unchanged.
  * The file tools are not processes, so the daemon enforces this itself; the shell tool is confined by the sandbox.
@@ -135,11 +135,4 @@ export async function resolvePath(ctx: ToolContext, input: string, access: Acces
     };
   }
   return { ok: true, path: { abs, display: displayPath(root, abs), root, roots: plans ? [root, plans] : [root] } };
-}
-
-/** The listed files (relative to `base`) that are not hidden from the agent. */
-export function visibleFiles(ctx: ToolContext, base: string, files: readonly string[]): string[] {
-  const hidden = ctx.isHidden;
-  if (!hidden) return [...files];
-  return files.filter((rel) => !hidden(path.join(base, rel)));
 }

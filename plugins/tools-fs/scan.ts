@@ -16,7 +16,7 @@ export type Verdict = "more" | "stop";
 /**
  * Streams a file line by line in fixed chunks, so a 50 MB log costs one chunk plus one line of memory. A line
  * longer than `maxLineBytes` is passed on cut at that length (the rest is skipped, never buffered). Returns
- * "binary" without calling `onLine` when the first chunk holds a NUL byte.
+ * "binary" without calling `onLine` when the first chunk holds a NUL byte, unless `binary` is "search".
  */
 export async function scanLines(
   file: string,
@@ -25,6 +25,7 @@ export async function scanLines(
   signal: AbortSignal,
   onLine: (line: Line) => Verdict,
   skippable?: (wholeLines: Buffer, firstLine: number, lineCount: number) => boolean,
+  binary: "skip" | "search" = "skip",
 ): Promise<"done" | "stopped" | "binary"> {
   const fh = await open(file, "r");
   try {
@@ -60,7 +61,7 @@ export async function scanLines(
       let fast = skippable !== undefined;
       if (first) {
         first = false;
-        if (looksBinary(chunk)) return "binary";
+        if (binary === "skip" && looksBinary(chunk)) return "binary";
         if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) fast = false;
       }
       let pos = 0;

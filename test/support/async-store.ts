@@ -23,6 +23,7 @@ const METHODS = [
   "deleteSession",
   "listSessions",
   "listEntries",
+  "listDirectories",
   "findByShareToken",
   "appendMessage",
   "appendMessages",

@@ -1,0 +1,112 @@
+/**
+ * Section 8: a daemon that stays fast as its work grows (issue 27, part 2). The same figures on a home with few
+ * sessions (the baseline) and on one with many, in the same run: restart to ready (the daemon started on the home
+ * until its first GET /sessions?limit=50 is answered), the first page of the listing, and a search for a word in a
+ * fifth of the titles and for one in a single session. The sessions are written through the store directly.
+ */
+import { SessionStoreToken } from "../core/store.js";
+import type { SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
+import { now } from "./lib/clock.js";
+import { bootDaemon, tempDir } from "./lib/daemon.js";
+import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
+import { record } from "./storage.js";
+
+async function seed(home: string, count: number, cwd: string): Promise<void> {
+  const bd = await bootDaemon({ home });
+  try {
+    const store = bd.daemon.services.get(SessionStoreToken) as SqliteSessionStore;
+    store.batch(() => {
+      for (let i = 0; i < count; i++) {
+        const rare = i === Math.floor(count / 2);
+        store.createSession({
+          ...record(i, cwd),
+          title: rare ? `needle-${count} session` : `session ${i} delta-${i % 5}`,
+        });
+      }
+    });
+  } finally {
+    await bd.cleanup();
+  }
+}
+
+export interface ScaleFigures {
+  ready: Summary;
+  list: Summary;
+  common: Summary;
+  rare: Summary;
+}
+
+export interface ScaleResult {
+  small: number;
+  big: number;
+  figures: { small: ScaleFigures; big: ScaleFigures };
+}
+
+async function measure(home: string, count: number, restarts: number, reps: number): Promise<ScaleFigures> {
+  const ready: number[] = [];
+  const times = { list: [] as number[], common: [] as number[], rare: [] as number[] };
+  const paths = {
+    list: "/sessions?limit=50",
+    common: "/sessions?q=delta-3&limit=50",
+    rare: `/sessions?q=needle-${count}&limit=50`,
+  };
+  for (let r = 0; r < restarts; r++) {
+    const t0 = now();
+    const bd = await bootDaemon({ home });
+    try {
+      const first = await bd.api.get(paths.list);
+      ready.push(now() - t0);
+      if (first.status !== 200 || first.body.total !== count) throw new Error(`listing: ${first.status}`);
+      for (const key of ["list", "common", "rare"] as const) {
+        for (let i = 0; i < reps; i++) {
+          const t = now();
+          const res = await bd.api.get(paths[key]);
+          times[key].push(now() - t);
+          if (res.status !== 200) throw new Error(`GET ${paths[key]}: ${res.status}`);
+          if (key === "rare" && res.body.total !== 1) throw new Error(`rare search found ${res.body.total}`);
+        }
+      }
+    } finally {
+      await bd.cleanup();
+    }
+  }
+  return {
+    ready: summarize(ready),
+    list: summarize(times.list),
+    common: summarize(times.common),
+    rare: summarize(times.rare),
+  };
+}
+
+export async function scaleBench(cwd: string, small: number, big: number): Promise<ScaleResult> {
+  const homes = { small: tempDir("agentd-bench-scale-"), big: tempDir("agentd-bench-scale-") };
+  await seed(homes.small, small, cwd);
+  await seed(homes.big, big, cwd);
+  // Interleaved, so the machine's load weighs on both alike.
+  const runs = { small: [] as ScaleFigures[], big: [] as ScaleFigures[] };
+  for (let round = 0; round < 3; round++) {
+    runs.small.push(await measure(homes.small, small, 1, 10));
+    runs.big.push(await measure(homes.big, big, 1, 10));
+  }
+  const merge = (list: ScaleFigures[]): ScaleFigures => {
+    const pick = (k: keyof ScaleFigures) => summarize(list.map((f) => f[k].p50));
+    return { ready: pick("ready"), list: pick("list"), common: pick("common"), rare: pick("rare") };
+  };
+  return { small, big, figures: { small: merge(runs.small), big: merge(runs.big) } };
+}
+
+export function printScale(r: ScaleResult): void {
+  const { small, big } = r.figures;
+  const row = (label: string, k: keyof ScaleFigures) => [label, ms(small[k].p50), ms(big[k].p50)];
+  printTable(
+    `8. scale: ${int(r.small)} sessions (baseline) vs ${int(r.big)}; median of 3 rounds (p50 of 10 requests each); ms`,
+    ["figure", `${int(r.small)}`, `${int(r.big)}`],
+    [
+      row("restart to ready (start -> first GET /sessions answered)", "ready"),
+      row("GET /sessions?limit=50", "list"),
+      row("GET /sessions?q=<word in a fifth of the titles>&limit=50", "common"),
+      row("GET /sessions?q=<word in one title>&limit=50", "rare"),
+    ],
+    ["Goal: flat in the number of sessions (the two columns alike)."],
+  );
+}

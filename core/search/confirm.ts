@@ -1,0 +1,91 @@
+/*
+ * Checks on listed paths, done with synchronous calls in short slices (a few hundred system calls, then the event
+ * loop runs again): on a busy thread pool one lstat through it costs several times the call itself, and a listing
+ * has thousands.
+ */
+import { closeSync, constants, existsSync, lstatSync, openSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import path from "node:path";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { isInside } from "../paths.js";
+
+const CALLS_PER_SLICE = 256;
+const PROC_FD = "/proc/self/fd";
+const hasProcFd = existsSync(PROC_FD);
+
+/** lstat of each path below `base` (undefined when it is gone or unreadable), in the order given. */
+export async function lstatAll(base: string, rels: readonly string[]): Promise<Array<Stats | undefined>> {
+  const out: Array<Stats | undefined> = [];
+  for (let i = 0; i < rels.length; i++) {
+    if (i > 0 && i % CALLS_PER_SLICE === 0) await yieldToLoop();
+    out.push(lstatSync(path.join(base, rels[i] as string), { throwIfNoEntry: false }));
+  }
+  return out;
+}
+
+/** The real path of an opened descriptor (Linux); without /proc, the realpath of the path it was opened by. */
+function openedDir(dir: string): { fd: number; at(name: string | Buffer): string | Buffer; real: string } {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    if (!hasProcFd) return { fd, at: (n) => (typeof n === "string" ? path.join(dir, n) : n), real: dir };
+    const base = `${PROC_FD}/${fd}`;
+    const at = (n: string | Buffer) =>
+      typeof n === "string" ? `${base}/${n}` : Buffer.concat([Buffer.from(`${base}/`), n]);
+    return { fd, at, real: readlinkSync(base) };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/**
+ * Confirms listed paths before anything about them is shown: each parent directory is opened and its descriptor's
+ * real path must lie inside `root` (a realpath); the entry is then lstat'ed through that descriptor. A path whose
+ * directory was swapped for a link to somewhere else while ripgrep (which reads by path) listed it, or that is gone,
+ * is dropped. A name that is not UTF-8 (it reaches JavaScript with U+FFFD in it) is found again by its bytes.
+ * Returns the lstat of every confirmed path, in the order given.
+ */
+export async function confirmInside(root: string, rels: readonly string[]): Promise<Array<[string, Stats]>> {
+  const byDir = new Map<string, string[]>();
+  for (const rel of rels) {
+    const cut = rel.lastIndexOf("/");
+    const dir = cut === -1 ? "" : rel.slice(0, cut);
+    const names = byDir.get(dir) ?? [];
+    if (names.length === 0) byDir.set(dir, names);
+    names.push(rel.slice(cut + 1));
+  }
+  const found = new Map<string, Stats>();
+  let calls = 0;
+  for (const [dir, names] of byDir) {
+    calls += names.length + 3;
+    if (calls > CALLS_PER_SLICE) {
+      calls = 0;
+      await yieldToLoop();
+    }
+    let d: ReturnType<typeof openedDir>;
+    try {
+      d = openedDir(dir === "" ? root : path.join(root, dir));
+    } catch {
+      continue;
+    }
+    try {
+      if (!isInside(root, d.real)) continue;
+      const raw = names.some((n) => n.includes("\uFFFD"))
+        ? new Map(readdirSync(d.at(".") as string, { encoding: "buffer" }).map((b) => [b.toString("utf8"), b]))
+        : undefined;
+      for (const name of names) {
+        const st = lstatSync(d.at(raw?.get(name) ?? name), { throwIfNoEntry: false });
+        if (st) found.set(dir === "" ? name : `${dir}/${name}`, st);
+      }
+    } catch {
+      // unreadable: nothing of it is confirmed
+    } finally {
+      closeSync(d.fd);
+    }
+  }
+  const out: Array<[string, Stats]> = [];
+  for (const rel of rels) {
+    const st = found.get(rel);
+    if (st) out.push([rel, st]);
+  }
+  return out;
+}

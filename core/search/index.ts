@@ -1,0 +1,12 @@
+export { admit } from "./admit.js";
+export { confirmInside, lstatAll } from "./confirm.js";
+export {
+  RIPGREP_ENV,
+  resetSearchEngine,
+  type SearchEngineInfo,
+  type SearchEngineName,
+  searchEngine,
+} from "./engine.js";
+export { type ContentQuery, candidateFiles, listFiles, type SearchOptions, type SearchState } from "./list.js";
+export { compareNames, comparePaths } from "./order.js";
+export { ripgrepPrefilter } from "./regex.js";
