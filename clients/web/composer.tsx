@@ -172,11 +172,14 @@ export function Composer({ s }: { s: SessionState }) {
     }
   };
 
+  // Shown at once (the box follows the click); put back if the daemon refuses.
   const setMode = async (mode: "build" | "plan") => {
+    const before = s.mode.peek();
+    s.mode.value = mode;
     try {
       await ok(api.POST("/api/v1/sessions/{id}/mode", { ...id, body: { mode } }));
-      s.mode.value = mode;
     } catch (err) {
+      s.mode.value = before;
       showToast(messageOf(err));
     }
   };
