@@ -73,8 +73,6 @@ export interface Sandbox {
   wrap(req: SandboxRequest): { file: string; args: string[]; env: NodeJS.ProcessEnv; confined: boolean };
   /** The environment a confined process gets: no provider key, no AGENTD_*, nothing named like a secret. */
   env(base?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
-  /** Absolute paths (realpaths where they exist) the agent must not see, for the daemon's own file tools too. */
-  hiddenPaths(): readonly string[];
   /**
    * Whether an absolute, resolved path is hidden (it or one of its parents is on the list). With `cwd`, a hidden
    * directory that contains the working directory (a worktree under the daemon home) does not hide what is inside it.

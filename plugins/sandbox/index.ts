@@ -4,6 +4,7 @@ import {
   commandEnv,
   definePlugin,
   HostInfoToken,
+  isInside,
   type NetworkPolicy,
   type PluginContext,
   type Sandbox,
@@ -103,7 +104,7 @@ export default definePlugin({
       networkPolicy(cwd) {
         const dir = real(cwd);
         const match = projects
-          .filter((p) => p.network && (dir === p.dir || dir.startsWith(p.dir + path.sep)))
+          .filter((p) => p.network && isInside(p.dir, dir))
           .sort((a, b) => b.dir.length - a.dir.length)[0];
         return match?.network ?? globalNetwork;
       },
@@ -114,7 +115,6 @@ export default definePlugin({
         }
         return { file: found.file, args: bwrapArgs(confinement, req), env: req.env, confined: true };
       },
-      hiddenPaths: () => confinement.hidden,
       isHidden: (abs, cwd) => isHiddenPath(confinement.hidden, abs, cwd),
     };
     ctx.services.provide(SandboxToken, Object.freeze(sandbox));

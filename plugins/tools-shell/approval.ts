@@ -129,7 +129,7 @@ export function decide(input: ApprovalInput): Approval {
     const across = line.reasons.filter((r) => !own.has(r));
     if (!parts || uncoveredDanger.length || (across.length && !allCovered)) {
       reasons.push("dangerous");
-      texts.push(...(parts ? [...uncoveredDanger, ...(allCovered ? [] : across)] : line.reasons));
+      texts.push(...(parts ? [...uncoveredDanger, ...across] : line.reasons));
     }
   }
 

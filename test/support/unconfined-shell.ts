@@ -11,7 +11,6 @@ export const SANDBOX_OFF: Sandbox = {
   networkPolicy: () => "allow",
   wrap: (req) => ({ file: req.argv[0], args: req.argv.slice(1), env: req.env, confined: false }),
   env: (env = process.env) => commandEnv(env),
-  hiddenPaths: () => [],
   isHidden: () => false,
 };
 
