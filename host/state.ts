@@ -25,38 +25,32 @@ function tokenFile(home: string): string {
 }
 
 /**
- * Creates the daemon home (0700) and repairs the modes of an existing one: everything the daemon keeps there
- * (transcripts in the database, tool output, settings, plugin data) is the user's alone, whatever the umask.
- * Installed third-party plugins (`plugins/`) and session worktrees (`worktrees/`) keep their own modes.
+ * Creates the daemon home (0700) and repairs the modes of an existing one, whatever the umask: the home itself 0700
+ * (nothing below it can then be reached by other users), its files 0600 and its directories 0700. One level only, so
+ * start-up does not grow with the plugins' data. Installed third-party plugins (`plugins/`) and session worktrees
+ * (`worktrees/`) keep their own modes.
  */
 export function ensureHome(home: string): void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  securePrivate(home, 0);
-}
-
-const KEEP_MODES = new Set(["plugins", "worktrees"]);
-
-function securePrivate(path: string, depth: number): void {
-  let entries: Dirent[];
+  let entries: Dirent[] = [];
   try {
-    chmodSync(path, 0o700);
-    entries = readdirSync(path, { withFileTypes: true });
+    chmodSync(home, 0o700);
+    entries = readdirSync(home, { withFileTypes: true });
   } catch {
     return;
   }
   for (const e of entries) {
-    const p = join(path, e.name);
-    if (e.isDirectory()) {
-      if (!(depth === 0 && KEEP_MODES.has(e.name)) && depth < 8) securePrivate(p, depth + 1);
-    } else if (e.isFile()) {
-      try {
-        chmodSync(p, 0o600);
-      } catch {
-        // not ours to change (another owner): left as it is
-      }
+    if (e.isDirectory() && KEEP_MODES.has(e.name)) continue;
+    if (!e.isDirectory() && !e.isFile()) continue;
+    try {
+      chmodSync(join(home, e.name), e.isDirectory() ? 0o700 : 0o600);
+    } catch {
+      // not ours to change (another owner): left as it is
     }
   }
 }
+
+const KEEP_MODES = new Set(["plugins", "worktrees"]);
 
 /** The access token: created once, kept across restarts (mode 0600) until rotated. */
 export function loadOrCreateToken(home: string): string {
