@@ -23,7 +23,8 @@ function patchSession(s: SessionSummary): void {
   const i = sessions.value.findIndex((x) => x.id === s.id);
   if (i < 0) return;
   const next = [...sessions.value];
-  next[i] = s;
+  // The feed knows nothing of the search: keep why the row matched.
+  next[i] = { ...s, match: next[i]?.match };
   sessions.value = next;
 }
 
@@ -146,6 +147,11 @@ export function Sidebar() {
                     <span class="sub" title={`${s.cwd} · ${s.messageCount} messages · ${modelLabel(s.model)}`}>
                       {s.cwd.split("/").filter(Boolean).pop() ?? "/"} · {since(s.updatedAt)}
                     </span>
+                    {s.match && (
+                      <span class="match" title={`${s.match.role} message #${s.match.seq}`}>
+                        <Marked text={s.match.snippet} terms={query} />
+                      </span>
+                    )}
                   </a>
                 </li>
               ))}
@@ -160,4 +166,21 @@ export function Sidebar() {
       {sessions.value.length === 0 && <p class="muted">{query ? "No matching sessions." : "No sessions yet."}</p>}
     </nav>
   );
+}
+
+/** A search excerpt with the searched words marked. */
+function Marked({ text, terms }: { text: string; terms: string }) {
+  const words = terms.toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return <>{text}</>;
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  // Words start where the search's prefix match does: "auth" marks "authentication".
+  const parts = text.split(new RegExp(`(\\b(?:${escaped.join("|")})\\w*)`, "giu"));
+  // split with a capturing group: the matches are the odd parts. Keyed by where each part starts.
+  let at = 0;
+  const marked = parts.map((part, n) => {
+    const start = at;
+    at += part.length;
+    return n % 2 === 1 ? <mark key={start}>{part}</mark> : part;
+  });
+  return <>{marked}</>;
 }

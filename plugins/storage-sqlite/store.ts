@@ -492,9 +492,9 @@ export class SqliteSessionStore implements SessionStore {
     const match = ftsAllTerms(searchTerms(query));
     if (match === null) return [];
     const limit = Math.min(Math.max(Math.floor(opts.limit ?? DEFAULT_HIT_LIMIT), 1), MAX_HIT_LIMIT);
+    if (opts.sessionId !== undefined) return this.q.searchSession.all({ match, session_id: opts.sessionId, limit });
     return this.q.search.all({
       match,
-      session_id: opts.sessionId ?? null,
       exclude_id: opts.excludeSessionId ?? null,
       limit,
     });
@@ -654,9 +654,18 @@ function prepareStatements(db: Database.Database) {
         JOIN messages m ON m.id = messages_fts.rowid
         JOIN sessions s ON s.id = m.session_id
       WHERE messages_fts MATCH @match
-        AND (@session_id IS NULL OR m.session_id = @session_id)
         AND (@exclude_id IS NULL OR m.session_id <> @exclude_id)
       ORDER BY messages_fts.rowid DESC LIMIT @limit`),
+
+    // One session's hits: its messages newest first, each checked against the index by rowid, so a common word
+    // costs what the session holds, not what every session holds.
+    searchSession: prep<[object], MessageHit>(`SELECT m.session_id AS sessionId, s.title AS sessionTitle, m.seq AS seq,
+        m.role AS role, (SELECT snippet(messages_fts, 0, '', '', '…', 16) FROM messages_fts
+          WHERE messages_fts MATCH @match AND messages_fts.rowid = m.id) AS snippet, m.created_at AS createdAt
+      FROM messages m JOIN sessions s ON s.id = m.session_id
+      WHERE m.session_id = @session_id
+        AND EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts MATCH @match AND messages_fts.rowid = m.id)
+      ORDER BY m.seq DESC LIMIT @limit`),
 
     insertEvent: prep<[string, number, string, string, string, number]>(
       "INSERT OR IGNORE INTO events (session_id, seq, ts, type, json, ephemeral) VALUES (?, ?, ?, ?, ?, ?)",

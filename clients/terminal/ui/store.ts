@@ -4,7 +4,7 @@
  * pending decisions and the status line's figures. Framework-free, so it is unit-tested without a terminal.
  */
 import type { StreamEvent } from "../../api/events.js";
-import { type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
+import { parseArgs, type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
 import { splitFinished } from "../markdown.js";
 
 /** Characters of a streaming block kept live before its finished lines are printed. */
@@ -26,6 +26,10 @@ export interface RunningTool {
   name: string;
   line: string;
   output: string;
+  /** The command it runs (bash), to find the call a confirmation belongs to. */
+  command?: string;
+  /** Set when the user's confirmation denied it: its failure line says so instead of the model-facing error. */
+  denied?: string;
 }
 
 export interface Confirmation {
@@ -233,7 +237,14 @@ export class SessionView {
       case "tool_start": {
         this.flushLive();
         const id = String(ev.id);
-        this.tools.set(id, { id, name: String(ev.name), line: toolLine(String(ev.name), ev.args), output: "" });
+        const command = parseArgs(ev.args).command;
+        this.tools.set(id, {
+          id,
+          name: String(ev.name),
+          line: toolLine(String(ev.name), ev.args),
+          output: "",
+          command: typeof command === "string" ? command : undefined,
+        });
         break;
       }
       case "tool_output": {
@@ -250,7 +261,7 @@ export class SessionView {
           kind: "tool",
           line: t?.line ?? toolLine(String(ev.name), ev.args),
           status: failed ? "error" : "ok",
-          detail: failed ? toolError(ev.result as ToolResultLike) : undefined,
+          detail: failed ? (t?.denied ?? toolError(ev.result as ToolResultLike)) : undefined,
         });
         break;
       }
@@ -271,6 +282,12 @@ export class SessionView {
         const command = this.confirmCommands.get(String(ev.id)) ?? "";
         this.confirmations = this.confirmations.filter((x) => x.id !== ev.id);
         const how = ev.by === "timeout" ? " (timed out)" : ev.by === "abort" ? " (turn aborted)" : "";
+        // A denied call's own ✗ line says it was denied (once); a note only when no running call is found.
+        const call = ev.allowed ? undefined : [...this.tools.values()].find((t) => t.command === command);
+        if (call) {
+          call.denied = `denied${how === "" ? " by you" : how}`;
+          break;
+        }
         this.add({
           kind: "note",
           text: `${ev.allowed ? "allowed" : "denied"}${how}: ${command}`,
