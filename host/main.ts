@@ -34,9 +34,7 @@ async function verifiedDaemon(info: ServerInfo): Promise<boolean> {
 
 async function serve(opts: { host?: string; port?: number; home?: string }): Promise<void> {
   // Before the daemon's modules load: they are what grows the young generation first.
-  (await import("./young-generation.js")).capYoungGeneration();
-  (await import("./wasm-baseline.js")).keepWasmBaseline();
-  (await import("./optimize-for-size.js")).optimizeForSize();
+  (await import("./v8-flags.js")).setDaemonFlags();
   // Signals are handled from the start: one that arrives while booting stops the daemon as soon as it is up.
   let daemon: Daemon | undefined;
   let pending: string | undefined;
