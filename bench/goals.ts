@@ -12,6 +12,8 @@ export interface GoalInputs {
   proc?: ProcessResult;
   load?: LoadResult;
   loadPaced?: LoadResult;
+  /** One session, 1,000 clients, 2 ms/token (issue 27). */
+  fanout?: LoadResult;
   list?: ListResult;
 }
 
@@ -104,6 +106,7 @@ export function printGoals(g: GoalInputs): void {
   for (const [l, goal] of [
     [g.load, 40],
     [g.loadPaced, 10],
+    [g.fanout, 50],
   ] as const) {
     if (!l) continue;
     const base = l.relay?.latency ?? l.direct.latency;

@@ -25,6 +25,7 @@ import {
   type SingleStreamResult,
   singleStream,
 } from "./streaming.js";
+import { printTeam, teamBench } from "./team.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
@@ -37,7 +38,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -73,6 +74,7 @@ let single: SingleStreamResult[] = [];
 let ttft: TtftCase[] = [];
 let load: LoadResult | undefined;
 let loadPaced: LoadResult | undefined;
+let fanout: LoadResult | undefined;
 let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
@@ -116,6 +118,13 @@ await section("3. load", async () => {
   if (loadPaced.lost > 0 || loadPaced.duplicates > 0 || loadPaced.errors.length > 0) {
     console.log(`\n!!! TOKENS LOST: ${int(loadPaced.lost)} missing, ${int(loadPaced.duplicates)} duplicated !!!`);
     failures.push("3. load (10 ms): tokens lost");
+  }
+  // Fan-out: one session watched by 1,000 clients, a 500-token turn at 2 ms/token (issue 27).
+  fanout = await manyStreams(cwd, { sessions: 1, clientsPerSession: 1000, n: 500, gapMs: 2 });
+  printLoad(fanout);
+  if (fanout.lost > 0 || fanout.duplicates > 0 || fanout.errors.length > 0) {
+    console.log(`\n!!! TOKENS LOST: ${int(fanout.lost)} missing, ${int(fanout.duplicates)} duplicated !!!`);
+    failures.push("3. load (fan-out): tokens lost");
   }
 });
 
@@ -171,6 +180,10 @@ await section("9. sandbox", async () => {
   printSandbox(sandbox);
 });
 
+await section("10. team server", async () => {
+  printTeam(await teamBench(cwd, 200, 100));
+});
+
 await fake.close();
 await removeTempDirs();
 
@@ -190,7 +203,7 @@ for (const r of single) {
   ]);
 }
 for (const c of ttft) rows.push([`TTFT p50, ${c.label}`, ms(c.direct.total.p50), ms(c.daemon.total.p50)]);
-for (const l of [load, loadPaced]) {
+for (const l of [load, loadPaced, fanout]) {
   if (!l) continue;
   const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms`;
   const [d, s] = [l.direct.latency, l.daemon.latency];
@@ -250,7 +263,7 @@ printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows,
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
 ]);
 
-printGoals({ proc, load, loadPaced, list });
+printGoals({ proc, load, loadPaced, fanout, list });
 
 if (failures.length) {
   console.log(`\n${failures.length} problem(s):`);
