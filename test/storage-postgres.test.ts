@@ -346,6 +346,60 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       }
     });
 
+    it("a server restart mid-turn: the turn ends with an error, nothing acknowledged is lost, the next turn works", async () => {
+      const url = await cluster.createDatabase(undefined, { migrated: true });
+      const d = await startTestDaemon({
+        env: { AGENTD_DATABASE_URL: url },
+        config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } },
+      });
+      try {
+        const id = await d.createSession({ title: "restarted under a turn" });
+        const sse = await d.sse(`/sessions/${id}/events`);
+        let release: () => void = () => {};
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        fake.script(turn({ content: "half an answer" }, { waitFor: held }, { content: " and the rest" }));
+        expect((await d.post(`/sessions/${id}/chat`, { text: "acknowledged question" })).status).to.equal(202);
+        await sse.waitFor((f) => f.json.type === "token");
+        cluster.stop();
+        let end: { json: { reason?: string } } | undefined;
+        try {
+          release();
+          end = await sse.waitForType("end", 30_000);
+        } finally {
+          cluster.start();
+        }
+        sse.close();
+        // Exactly one end, an error: the answer could not be stored while the server was away.
+        expect(end?.json.reason).to.equal("error");
+        // The daemon reconnects by itself: the acknowledged message is there, and the next turn runs and is stored.
+        const again = await d.sse(`/sessions/${id}/events`);
+        fake.script(turn({ content: "second answer" }));
+        expect((await d.post(`/sessions/${id}/chat`, { text: "after the restart" })).status).to.equal(202);
+        await again.waitForType("end", 30_000);
+        again.close();
+        const rows = await query<{ role: string; content: string }>(
+          url,
+          "SELECT role, content FROM messages WHERE session_id = $1 ORDER BY seq",
+          [id],
+        );
+        // (content is stored as JSON)
+        expect(rows.filter((r) => r.role === "user").map((r) => JSON.parse(r.content))).to.deep.equal([
+          "acknowledged question",
+          "after the restart",
+        ]);
+        expect(rows.at(-1)?.role).to.equal("assistant");
+        expect(JSON.parse(rows.at(-1)?.content ?? "null")).to.equal("second answer");
+        const ends = (await d.get(`/sessions/${id}/events/history`)).body.events.filter(
+          (e: { type: string }) => e.type === "end",
+        );
+        expect(ends).to.have.length(2);
+      } finally {
+        await d.cleanup();
+      }
+    });
+
     it("takes the URL from the config key database.url", async () => {
       const url = await cluster.createDatabase();
       const d = await startTestDaemon({ config: { database: { url } } });
