@@ -4,7 +4,7 @@ import pg from "pg";
 import { redactUrl } from "../plugins/storage-postgres/connection.js";
 import { PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
-import { makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
+import { type DaemonProcess, makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
 import { type PgCluster, pgCluster } from "./support/postgres.js";
 import { sessionRecord } from "./support/session-record.js";
@@ -397,6 +397,24 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         expect(ends).to.have.length(2);
       } finally {
         await d.cleanup();
+      }
+    });
+
+    it("two `agentd serve` started at once on an empty database: one migrates, both serve the same sessions", async () => {
+      const url = await cluster.createDatabase();
+      const homes = [makeTempHome(), makeTempHome()];
+      const daemons = await Promise.all(homes.map((home) => spawnDaemon(home, { AGENTD_DATABASE_URL: url })));
+      try {
+        expect(await query(url, "SELECT version FROM agentd_schema")).to.deep.equal([{ version: PG_SCHEMA_VERSION }]);
+        const [a, b] = daemons as [DaemonProcess, DaemonProcess];
+        const id = await a.client.createSession({ title: "made on A" });
+        expect((await b.client.get(`/sessions/${id}`)).body.title).to.equal("made on A");
+      } finally {
+        for (const p of daemons) {
+          p.child.kill("SIGTERM");
+          await p.exited;
+        }
+        for (const home of homes) rmSync(home, { recursive: true, force: true });
       }
     });
 
