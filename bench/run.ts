@@ -25,7 +25,7 @@ import {
   type SingleStreamResult,
   singleStream,
 } from "./streaming.js";
-import { printTeam, teamBench } from "./team.js";
+import { printTeamStore, teamStoreBench } from "./team-store.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
@@ -38,7 +38,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10,11 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -180,8 +180,8 @@ await section("9. sandbox", async () => {
   printSandbox(sandbox);
 });
 
-await section("10. team server", async () => {
-  printTeam(await teamBench(cwd, 200, 100));
+await section("11. team store", async () => {
+  printTeamStore(await teamStoreBench(cwd, 200, 100));
 });
 
 await fake.close();

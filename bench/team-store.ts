@@ -1,5 +1,5 @@
 /**
- * Section 10: the team server's store (issue 25). The same figures on the embedded SQLite store and on PostgreSQL
+ * Section 11: the team server's store (issue 25). The same figures on the embedded SQLite store and on PostgreSQL
  * (a throwaway cluster on this machine, as the tests start it: test/support/postgres.ts), interleaved: the append of
  * one message as a turn writes it (settled: durable), and the first page of the listing of 1,000 sessions over HTTP.
  */
@@ -13,7 +13,7 @@ import { record } from "./storage.js";
 
 const SESSIONS = 1000;
 
-export interface TeamResult {
+export interface TeamStoreResult {
   append: { sqlite: Summary; postgres: Summary };
   list: { sqlite: Summary; postgres: Summary };
   appends: number;
@@ -30,7 +30,7 @@ async function seeded(
   return { bd, store, id };
 }
 
-export async function teamBench(cwd: string, appends: number, lists: number): Promise<TeamResult> {
+export async function teamStoreBench(cwd: string, appends: number, lists: number): Promise<TeamStoreResult> {
   const pg = await pgCluster();
   const engines = {
     sqlite: await seeded({}, cwd),
@@ -67,14 +67,14 @@ export async function teamBench(cwd: string, appends: number, lists: number): Pr
   }
 }
 
-export function printTeam(r: TeamResult): void {
+export function printTeamStore(r: TeamStoreResult): void {
   const row = (label: string, s: { sqlite: Summary; postgres: Summary }) => [
     label,
     `${ms(s.sqlite.p50)} / ${ms(s.sqlite.p99)}`,
     `${ms(s.postgres.p50)} / ${ms(s.postgres.p99)}`,
   ];
   printTable(
-    "10. team server store: SQLite next to PostgreSQL (ms, p50 / p99)",
+    "11. team server store: SQLite next to PostgreSQL (ms, p50 / p99)",
     ["figure", "SQLite (embedded)", "PostgreSQL (local cluster)"],
     [
       row(`append one message, settled (durable), ${r.appends} each`, r.append),
