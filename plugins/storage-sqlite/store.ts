@@ -24,7 +24,6 @@ import {
   LIST_ORDER,
   MESSAGE_COLS,
   type MessageRaw,
-  type MessageRow,
   messageFromRaw,
   messageFromRow,
   messageToParams,
@@ -413,7 +412,7 @@ export class SqliteSessionStore implements SessionStore {
       // Fewer user turns than asked for: the page reaches back to the very first row.
       start = this.q.nthUserTurn.get(sessionId, bound, Math.floor(turns) - 1)?.seq ?? 0;
     }
-    const messages = this.q.messageRange.all(sessionId, start, bound).map(messageFromRow);
+    const messages = this.q.messageRange.all(sessionId, start, bound).map(messageFromRaw);
     const first = messages[0];
     if (!first) return { messages, oldestSeq: null, hasMoreHistory: false };
     return {
@@ -424,7 +423,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   readMessages(sessionId: string, afterSeq: number, limit: number): StoredMessage[] {
-    return this.q.messagesAfter.all(sessionId, afterSeq, Math.max(1, Math.floor(limit))).map(messageFromRow);
+    return this.q.messagesAfter.all(sessionId, afterSeq, Math.max(1, Math.floor(limit))).map(messageFromRaw);
   }
 
   /**
@@ -625,10 +624,15 @@ function prepareStatements(db: Database.Database) {
     // Walks the partial index of user rows backwards: cost is the page size, not the session size.
     nthUserTurn: prep<[string, number, number], { seq: number }>(`SELECT seq FROM messages
       WHERE session_id = ? AND seq < ? AND role = 'user' ORDER BY seq DESC LIMIT 1 OFFSET ?`),
-    messageRange: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
-      WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`),
-    messagesAfter: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
-      WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    // Rows as arrays (see inContextRaw): a whole-history read builds thousands.
+    messageRange: db
+      .prepare<[string, number, number], MessageRaw>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`)
+      .raw(true),
+    messagesAfter: db
+      .prepare<[string, number, number], MessageRaw>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .raw(true),
     anyBefore: prep<[string, number], { one: number }>(
       "SELECT 1 AS one FROM messages WHERE session_id = ? AND seq < ? LIMIT 1",
     ),
