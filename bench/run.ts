@@ -14,7 +14,7 @@ import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
-import { printScale, type ScaleResult, scaleBench } from "./scale.js";
+import { printScale, printWholeRead, type ScaleResult, scaleBench, wholeReadBench } from "./scale.js";
 import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
@@ -172,6 +172,7 @@ let scale: ScaleResult | undefined;
 await section("8. scale", async () => {
   scale = await scaleBench(cwd, 1000, Number(process.env.BENCH_SESSIONS ?? 100_000));
   printScale(scale);
+  printWholeRead(await wholeReadBench(cwd, 10_000, 10));
 });
 
 let sandbox: SandboxResult | undefined;
