@@ -5,12 +5,11 @@
  */
 import type { StreamEvent } from "../../api/events.js";
 import { type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
+import { splitFinished } from "../markdown.js";
 import { describeRewind } from "../rewind.js";
 import { messageItems, type ShownMessage } from "./history-items.js";
 
 export { describeResources } from "../format.js";
-
-import { splitFinished } from "../markdown.js";
 
 /** Characters of a streaming block kept live before its finished lines are printed. */
 const LIVE_MAX = 3000;
