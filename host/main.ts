@@ -306,6 +306,7 @@ program
   .option("--cwd <dir>", "working directory of a new session (default: the current one)")
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
+  .option("-w, --worktree [branch]", "a new session in a new git worktree (on BRANCH, default agentd/<session id>)")
   .action(async (prompt: string[], o: Record<string, unknown>) => {
     const typo = mistypedCommand(prompt);
     if (typo) {
@@ -326,6 +327,7 @@ program
   .option("--cwd <dir>", "working directory of a new session (default: the current one)")
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
+  .option("-w, --worktree [branch]", "a new session in a new git worktree (on BRANCH, default agentd/<session id>)")
   .option("--json", "print every event as one JSON line on stdout")
   .option("-y, --yes", "allow dangerous commands (denied otherwise)")
   .option("--answer <value>", "answer to a question the agent asks (repeat once per question)", collect)

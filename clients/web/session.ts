@@ -455,7 +455,9 @@ export class SessionState {
         return;
       case "session_update": {
         const summary = e.session as Schemas["SessionSummary"] | undefined;
-        if (this.info.value && summary) this.info.value = { ...this.info.value, ...summary };
+        // A summary without a worktree means the session has none (any more: discarded, maybe by another client).
+        if (this.info.value && summary)
+          this.info.value = { ...this.info.value, ...summary, worktree: summary.worktree };
         if (summary) this.setTrust(summary.projectTrust);
         return;
       }
