@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { DependencyContainer } from "tsyringe";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
@@ -63,6 +64,8 @@ interface Entry {
   error?: string;
   bootMs: number;
   scope: DisposableStore;
+  /** The plugin's child container (the tokens it declared), disposed when it unloads. */
+  di?: DependencyContainer;
   held: Set<Capability>;
   denied: Capability[];
 }
@@ -182,6 +185,7 @@ export class PluginHost {
       }
       entry.scope.dispose();
       entry.state = "disabled";
+      await this.release(entry);
     }
   }
 
@@ -201,6 +205,18 @@ export class PluginHost {
       } catch (err) {
         this.deps.log.error({ err, plugin: entry.manifest.id }, "plugin stop failed");
       }
+      await this.release(entry);
+    }
+  }
+
+  /** Disposes the plugin's container: what it constructed is disposed, and it resolves nothing more. */
+  private async release(entry: Entry): Promise<void> {
+    const di = entry.di;
+    entry.di = undefined;
+    try {
+      await di?.dispose();
+    } catch (err) {
+      this.deps.log.warn({ err, plugin: entry.manifest.id }, "dispose failed");
     }
   }
 
@@ -249,15 +265,24 @@ export class PluginHost {
     entry.state = "failed";
     entry.error = message;
     for (const e of entry.scope.dispose()) this.deps.log.warn({ err: e, plugin: id }, "dispose failed");
+    void this.release(entry);
     this.deps.log.error({ plugin: id, err }, `plugin ${id}: ${message}`);
     if (entry.manifest.required) throw new FatalPluginError(`required plugin "${id}" failed: ${message}`);
     // Plugins that depended on this one cannot keep running.
     const provided = new Set([id, ...(entry.manifest.provides ?? [])]);
     for (const other of this.entries) {
       if (other.state !== "active") continue;
-      const dep = (other.manifest.requires ?? []).find((r) => provided.has(r));
+      const dep = (other.manifest.requires ?? []).find((r) => provided.has(r) && !this.hostProvides(r));
       if (dep) this.fail(other, `requires "${dep}", which failed`);
     }
+  }
+
+  /**
+   * A service of the host's own (a registry, the settings, the session service): a requirement of it is met from
+   * the start, even where a plugin has the same id (the `settings`, `sessions`, `commands` ... plugins).
+   */
+  private hostProvides(id: string): boolean {
+    return this.deps.services.ownerOf(id) === "host";
   }
 
   private missingRequirement(m: PluginManifest): string | undefined {
@@ -291,7 +316,7 @@ export class PluginHost {
       }
       mark.set(e, "visiting");
       for (const req of e.manifest.requires ?? []) {
-        const dep = byKey.get(req);
+        const dep = this.hostProvides(req) ? undefined : byKey.get(req);
         if (dep && dep !== e) visit(dep, [...path, e.manifest.id]);
       }
       mark.set(e, "done");
@@ -345,11 +370,21 @@ export class PluginHost {
         return p;
       }),
     };
-    // Registry tokens give a view whose `add` is this plugin's contribution point: the same checks, its own id.
+    // The plugin's own child container holds the tokens it declared: registry tokens as a view whose `add` is this
+    // plugin's contribution point (the same checks, its own id), every other one as the daemon's service, with the
+    // capability checks done when it is resolved (a provider may come after the plugin registered).
+    const di = deps.services.scope();
+    entry.di = di;
+    const declared = entry.plugin?.deps
+      ? new Set([
+          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
+          ...(m.provides ?? []),
+        ])
+      : undefined;
     const views = new Map<string, RegistryView<unknown>>();
     const viewOf = (token: ServiceToken<unknown>): RegistryView<unknown> | undefined => {
       const key = REGISTRY_TOKEN_IDS[token.id];
-      if (!key || deps.services.capabilityOf(token.id) !== undefined) return undefined;
+      if (!key || !deps.services.has(token.id) || deps.services.capabilityOf(token.id) !== undefined) return undefined;
       let view = views.get(token.id);
       if (!view) {
         view = registryView(r[key] as Registry<unknown>, points[key] as ContributionPoint<unknown>, id);
@@ -357,30 +392,37 @@ export class PluginHost {
       }
       return view;
     };
-    // A plugin that declares `deps` may get only those (and what it provides itself): its manifest says it all.
-    const declared = entry.plugin?.deps
-      ? new Set([
-          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
-          ...(m.provides ?? []),
-        ])
-      : undefined;
+    const checked = <T>(token: ServiceToken<T>): T | undefined => {
+      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
+      if (cap) needCap(cap, `the service "${token.id}"`);
+      return (viewOf(token as ServiceToken<unknown>) as T | undefined) ?? deps.services.tryGet(token);
+    };
+    const hold = (token: ServiceToken<unknown>) => {
+      if (!di.isRegistered(token.symbol, false)) di.register(token.symbol, { useFactory: () => checked(token) });
+    };
+    for (const dep of Object.values(entry.plugin?.deps ?? {})) hold("optional" in dep ? dep.optional : dep);
     const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
       if (declared && !declared.has(token.id)) {
         throw new Error(`the service "${token.id}" is not declared in the plugin's deps`);
       }
-      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
-      if (cap) needCap(cap, `the service "${token.id}"`);
-      const view = deps.services.has(token.id) ? viewOf(token as ServiceToken<unknown>) : undefined;
-      if (view) return view as T;
-      return optional ? deps.services.tryGet(token) : deps.services.get(token);
+      // A plugin without `deps` (a plain-JS third-party one) gets what it asks for, with the same checks.
+      hold(token as ServiceToken<unknown>);
+      const value = di.resolve<T | undefined>(token.symbol);
+      if (value === undefined && !optional) throw new Error(`service "${token.id}" is not available`);
+      return value;
     };
+    // `ctx.deps`: a required service is resolved once, on first use; an optional one each time until it is there.
     const depValues: Record<string, unknown> = {};
     for (const [key, dep] of Object.entries(entry.plugin?.deps ?? {})) {
       const isOptional = "optional" in dep;
       const token = isOptional ? dep.optional : dep;
+      let value: unknown;
       Object.defineProperty(depValues, key, {
         enumerable: true,
-        get: () => access(token, isOptional),
+        get: () => {
+          if (value === undefined) value = access(token, isOptional);
+          return value;
+        },
       });
     }
     return {
@@ -406,7 +448,7 @@ export class PluginHost {
           return scope.add(deps.services.provide(id, token, value));
         },
         provideClass(token, cls) {
-          return this.provide(token, deps.services.construct(cls));
+          return this.provide(token, di.resolve(cls as unknown as new (...args: unknown[]) => typeof cls.prototype));
         },
         get: <T>(token: ServiceToken<T>) => access(token, false) as T,
         tryGet: <T>(token: ServiceToken<T>) => access(token, true),

@@ -6,12 +6,12 @@ import {
   createToken,
   definePlugin,
   defineTool,
-  EventBus,
   EventBusToken,
   LoggerToken,
   optional,
   type Plugin,
   type SlashCommand,
+  SyncEventBus,
   T,
   type ToolDefinition,
   ToolFailure,
@@ -193,7 +193,7 @@ describe("plugin SDK", () => {
           void ctx.deps.bus.next;
           seen.n = n;
           seen.extra = extra;
-          seen.bus = ctx.deps.bus instanceof EventBus;
+          seen.bus = ctx.deps.bus instanceof SyncEventBus;
           try {
             ctx.services.get(LoggerToken);
           } catch (err) {
