@@ -15,13 +15,13 @@ import {
   type PluginContext,
   type PluginManifest,
 } from "../core/plugin.js";
-import type { Registry, RegistryView } from "../core/registry.js";
+import type { Registry } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
-import type { ServiceToken } from "../core/tokens.js";
 import type { ServiceContainer } from "./container.js";
-import { REGISTRY_TOKEN_IDS, RENAMED_CAPABILITIES, registryView } from "./plugin-access.js";
+import { RENAMED_CAPABILITIES } from "./plugin-access.js";
 import { PluginOptionsValidator } from "./plugin-options.js";
+import { pluginServices } from "./plugin-services.js";
 import type { PluginSource } from "./plugin-sources.js";
 
 export interface Registries {
@@ -370,67 +370,22 @@ export class PluginHost {
         return p;
       }),
     };
-    // The plugin's own child container holds the tokens it declared: registry tokens as a view whose `add` is this
-    // plugin's contribution point (the same checks, its own id), every other one as the daemon's service, with the
-    // capability checks done when it is resolved (a provider may come after the plugin registered).
-    const di = deps.services.scope();
-    entry.di = di;
-    const declared = entry.plugin?.deps
-      ? new Set([
-          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
-          ...(m.provides ?? []),
-        ])
-      : undefined;
-    const views = new Map<string, RegistryView<unknown>>();
-    const viewOf = (token: ServiceToken<unknown>): RegistryView<unknown> | undefined => {
-      const key = REGISTRY_TOKEN_IDS[token.id];
-      if (!key || !deps.services.has(token.id) || deps.services.capabilityOf(token.id) !== undefined) return undefined;
-      let view = views.get(token.id);
-      if (!view) {
-        view = registryView(r[key] as Registry<unknown>, points[key] as ContributionPoint<unknown>, id);
-        views.set(token.id, view);
-      }
-      return view;
-    };
-    const checked = <T>(token: ServiceToken<T>): T | undefined => {
-      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
-      if (cap) needCap(cap, `the service "${token.id}"`);
-      return (viewOf(token as ServiceToken<unknown>) as T | undefined) ?? deps.services.tryGet(token);
-    };
-    const hold = (token: ServiceToken<unknown>) => {
-      if (!di.isRegistered(token.symbol, false)) di.register(token.symbol, { useFactory: () => checked(token) });
-    };
-    for (const dep of Object.values(entry.plugin?.deps ?? {})) hold("optional" in dep ? dep.optional : dep);
-    const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
-      if (declared && !declared.has(token.id)) {
-        throw new Error(`the service "${token.id}" is not declared in the plugin's deps`);
-      }
-      // A plugin without `deps` (a plain-JS third-party one) gets what it asks for, with the same checks.
-      hold(token as ServiceToken<unknown>);
-      const value = di.resolve<T | undefined>(token.symbol);
-      if (value === undefined && !optional) throw new Error(`service "${token.id}" is not available`);
-      return value;
-    };
-    // `ctx.deps`: a required service is resolved once, on first use; an optional one each time until it is there.
-    const depValues: Record<string, unknown> = {};
-    for (const [key, dep] of Object.entries(entry.plugin?.deps ?? {})) {
-      const isOptional = "optional" in dep;
-      const token = isOptional ? dep.optional : dep;
-      let value: unknown;
-      Object.defineProperty(depValues, key, {
-        enumerable: true,
-        get: () => {
-          if (value === undefined) value = access(token, isOptional);
-          return value;
-        },
-      });
-    }
+    const services = pluginServices({
+      id,
+      services: deps.services,
+      declared: entry.plugin?.deps,
+      provides: m.provides ?? [],
+      registries: r,
+      points: points as { [K in keyof Registries]: ContributionPoint<unknown> },
+      needCap,
+    });
+    entry.di = services.di;
     return {
       id,
       manifest: m,
       log,
       options,
-      deps: Object.freeze(depValues),
+      deps: services.deps,
       home: deps.home,
       dataDir() {
         needCap("storage", "ctx.dataDir()");
@@ -448,10 +403,11 @@ export class PluginHost {
           return scope.add(deps.services.provide(id, token, value));
         },
         provideClass(token, cls) {
-          return this.provide(token, di.resolve(cls as unknown as new (...args: unknown[]) => typeof cls.prototype));
+          const construct = cls as unknown as new (...args: unknown[]) => typeof cls.prototype;
+          return this.provide(token, services.di.resolve(construct));
         },
-        get: <T>(token: ServiceToken<T>) => access(token, false) as T,
-        tryGet: <T>(token: ServiceToken<T>) => access(token, true),
+        get: services.get,
+        tryGet: services.tryGet,
       },
       events: { on: (type, handler) => scope.add(deps.bus.on(type, handler)) },
       onDispose(d: Disposable | (() => void)) {
