@@ -92,8 +92,14 @@ export type BusEvent = BusEvents[keyof BusEvents];
 
 export type EventHandler<T> = (payload: T) => void;
 
+/** The daemon's bus of lifecycle events (`EventBusToken`): handlers run synchronously, in the emitter's call. */
+export interface EventBus {
+  on<K extends keyof BusEvents>(type: K, handler: EventHandler<BusEvents[K]>): Disposable;
+  emit(event: BusEvent): void;
+}
+
 /** Synchronous fan-out with failure isolation: a throwing handler is logged and the others still run. */
-export class EventBus {
+export class SyncEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<EventHandler<never>>>();
 
   constructor(private readonly log: Logger) {}

@@ -51,8 +51,12 @@ export interface PluginManifest {
 export interface ServiceAccess {
   /** Registers a service under a token declared in the manifest's `provides`. */
   provide<T>(token: ServiceToken<T>, value: T): Disposable;
-  /** Registers a class the container constructs (with tsyringe `@inject(token.symbol)` parameters). */
+  /** Registers a class the plugin's container constructs (with tsyringe `@inject(token.symbol)` parameters). */
   provideClass<T>(token: ServiceToken<T>, cls: new (...args: never[]) => T): Disposable;
+  /**
+   * A service by token, with the capability checks. A plugin that declares `deps` may get only those (use
+   * `ctx.deps`); this is for plugins without `deps` (plain-JS ones, say).
+   */
   get<T>(token: ServiceToken<T>): T;
   tryGet<T>(token: ServiceToken<T>): T | undefined;
 }
@@ -104,8 +108,9 @@ export interface PluginContext<O = Record<string, unknown>, D = Record<string, u
   readonly providers: ContributionPoint<Provider>;
   readonly services: ServiceAccess;
   /**
-   * The services declared in the plugin's `deps`, typed, each resolved on first access (with the capability checks
-   * of `services.get`). A plugin that declares `deps` may `services.get` only those (and what it provides).
+   * The services declared in the plugin's `deps`, typed, resolved from the plugin's own container (which holds
+   * exactly those tokens) with the capability checks: a required one on first access and then kept, an optional one
+   * until it is provided. A plugin that declares `deps` may `services.get` only those (and what it provides).
    */
   readonly deps: D;
   readonly events: {

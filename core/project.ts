@@ -56,7 +56,25 @@ export interface ProjectContext {
   /** Every skill visible from `cwd`, project skills shadowing global ones of the same name. */
   skills(cwd?: string): Skill[];
   skill(name: string, cwd?: string): Skill | undefined;
+  /** What the project of `cwd` and the daemon home have, whatever the trust (listings and the trust prompt). */
+  view(cwd: string): ProjectView;
   /** Re-scans global and project resources (the `/reload` command). */
   reload(): void;
+}
+
+/** Rules, tool hooks and SSH hosts of one scope (a project's `.agentd/` or the daemon home). */
+export interface ProjectResourceList {
+  rules: ReadonlyArray<{ name: string; description: string }>;
+  hooks: ReadonlyArray<{ event: string; matcher: string; command: readonly string[] }>;
+  /** Project only: hosts in `.agentd/ssh.json`. */
+  ssh: readonly string[];
+}
+
+/** A directory's project as `ProjectContext.view` shows it: the project's own resources count only when trusted. */
+export interface ProjectView {
+  root: string;
+  trusted: boolean;
+  local: ProjectResourceList;
+  global: ProjectResourceList;
 }
 export const ProjectContextToken = createToken<ProjectContext>("project-context");

@@ -3,11 +3,12 @@ import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Persona } from "./contributions.js";
-import { type DisplayMessage, type MessageImageUrl, toDisplayMessages } from "./display.js";
+import { type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { SessionEventLog } from "./event-log.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
 import type { Registry } from "./registry.js";
+import type { CreateSessionInput, SessionHistory, SessionService, SessionView } from "./session-service.js";
 import {
   emptyUsage,
   type ProjectTrustPrompt,
@@ -15,12 +16,11 @@ import {
   type SessionRecord,
   type SessionStatus,
   type SessionSummary,
-  type SessionUsage,
 } from "./session-types.js";
 import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
-import type { SessionWorktrees, WorktreeInfo, WorktreeRequest } from "./worktrees.js";
+import type { SessionWorktrees, WorktreeInfo } from "./worktrees.js";
 
 export interface SessionDefaults {
   /** Model for new sessions when the request names none. */
@@ -33,42 +33,6 @@ export interface SessionDefaults {
   cwd: string;
   /** Where `cwd: "sandbox"` sessions get their scratch directory. */
   sandboxRoot: string;
-}
-
-export interface CreateSessionInput {
-  persona?: string;
-  model?: string;
-  cwd?: string;
-  title?: string;
-  /** A git worktree of `cwd`'s repository for the session (true: defaults). */
-  worktree?: boolean | WorktreeRequest;
-}
-
-/** GET /sessions/{id}. */
-export interface SessionView {
-  id: string;
-  persona: string;
-  model: string;
-  cwd: string;
-  mode: SessionMode;
-  title?: string;
-  pinned?: boolean;
-  isSandbox: boolean;
-  shareToken: string | null;
-  shareToolResults: boolean;
-  status: SessionStatus;
-  turnStartedAt: number | null;
-  streaming: unknown[] | null;
-  messages: DisplayMessage[];
-  oldestSeq: number | null;
-  hasMoreHistory: boolean;
-  messageCount: number;
-  usage: SessionUsage;
-  createdAt: string;
-  updatedAt: string;
-  /** The stream's last event when this view was taken (a client resumes its stream from it). */
-  lastSeq: number;
-  [pending: string]: unknown;
 }
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -88,7 +52,7 @@ export const DEFAULT_HISTORY_TURNS = 30;
  * Session lifecycle and metadata. Every change is persisted before it is announced; lifecycle changes go to the
  * session's own stream and to the all-sessions feed with the full summary.
  */
-export class SessionService {
+export class SessionManager implements SessionService {
   /**
    * @param turnPort who runs turns, asked (never told) about a session's turn: status, live blocks, pending decisions,
    *   abort. Resolved on use, so the session layer works before (and without) the agent plugin: every session is
@@ -343,7 +307,7 @@ export class SessionService {
     return v;
   }
 
-  async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl) {
+  async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
     await this.require(id);
     const page = await this.store.historyPage(id, turns, beforeSeq);
     return {
@@ -550,5 +514,4 @@ function resolveDirectory(dir: string): string {
   return realpathSync(dir);
 }
 
-export const SessionServiceToken = createToken<SessionService>("sessions");
 export const SessionEventLogToken = createToken<SessionEventLog>("session-event-log");

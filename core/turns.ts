@@ -32,6 +32,30 @@ export interface TurnController {
 
 export const TurnControllerToken = createToken<TurnController>("turn-controller");
 
+export interface ChatInput {
+  text: string;
+  images?: string[];
+  clientMessageId?: string;
+  /** Iteration budget for this turn (/goal). */
+  budget?: number;
+}
+
+export type ChatOutcome = "started" | "steered" | "queued" | "duplicate";
+
+/** The agent loop as other plugins drive it (the `agent` plugin provides it): send, steer and queue messages. */
+export interface TurnService extends TurnController {
+  /** Starts a turn, or steers or queues the message when one is running (the `POST /sessions/{id}/chat` rules). */
+  chat(rec: SessionRecord, input: ChatInput): Promise<ChatOutcome>;
+  /** Injects text into the running turn (a new turn when none runs). */
+  steer(rec: SessionRecord, text: string, clientMessageId?: string): Promise<ChatOutcome>;
+  /** Queues text as the next turn (now when none runs). */
+  followup(rec: SessionRecord, text: string, clientMessageId?: string): Promise<ChatOutcome>;
+  /** Drops the session's queued follow-ups; how many there were. */
+  clearFollowups(sessionId: string): number;
+}
+
+export const TurnManagerToken = createToken<TurnService>("turn-manager");
+
 export const idleTurns: TurnController = {
   status: () => "idle",
   running: () => [],

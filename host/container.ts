@@ -1,77 +1,59 @@
 import "reflect-metadata";
-import type { DependencyContainer } from "tsyringe";
+import { type DependencyContainer, instanceCachingFactory, container as root } from "tsyringe";
 import { type Disposable, toDisposable } from "../core/disposable.js";
 import type { Capability } from "../core/plugin.js";
 import type { ServiceToken } from "../core/tokens.js";
-import { lazyRequire } from "./lazy.js";
+
+/** What a withdrawn service resolves to (tsyringe registrations cannot be removed, only superseded). */
+const WITHDRAWN = Symbol("agentd:withdrawn");
 
 /**
- * The daemon's DI container: a tsyringe child container per daemon (several daemons can live in one test
- * process). Services are registered by symbol token through factories that read a map, so a service can be
- * withdrawn when its plugin is unloaded, and classes constructed by tsyringe (`@inject(token.symbol)`) see it.
+ * The daemon's services in a tsyringe child container of the process's root container (several daemons can live
+ * in one test process), registered by the tokens' symbols. Each plugin gets a child of it (`scope()`) that holds the
+ * tokens it declared; that one is disposed when the plugin unloads. A service is withdrawn when its plugin is
+ * unloaded: its registration is superseded by a marker and `has` stops naming it.
  */
 export class ServiceContainer {
-  private container: DependencyContainer | undefined;
-  /** Every token ever provided: registered with tsyringe when the container is first needed. */
+  readonly di: DependencyContainer = root.createChildContainer();
+  /** Who provides each service now ("host" for the host's own). */
+  private readonly owners = new Map<string, string>();
+  /** The token each id was first provided with: its capability is the one that guards it. */
   private readonly tokens = new Map<string, ServiceToken<unknown>>();
-  private readonly values = new Map<string, { owner: string; value: unknown }>();
-  private readonly lazy = new Map<string, () => unknown>();
 
   provide<T>(owner: string, token: ServiceToken<T>, value: T): Disposable {
-    const existing = this.values.get(token.id);
-    if (existing) throw new Error(`service "${token.id}" is already provided by "${existing.owner}"`);
-    if (this.lazy.has(token.id)) throw new Error(`service "${token.id}" is already provided by "host"`);
-    const entry = { owner, value };
-    this.values.set(token.id, entry);
-    this.registerToken(token);
+    this.claim(owner, token);
+    this.di.register(token.symbol, { useValue: value });
     return toDisposable(() => {
-      if (this.values.get(token.id) === entry) this.values.delete(token.id);
+      if (this.owners.get(token.id) !== owner) return;
+      this.owners.delete(token.id);
+      this.di.register(token.symbol, { useValue: WITHDRAWN });
     });
   }
 
-  /** A host service built on first use (after the plugins it depends on have registered). */
+  /** A host service built on first use (after the plugins it depends on have registered), then kept. */
   provideLazy<T>(token: ServiceToken<T>, factory: () => T): void {
-    this.lazy.set(token.id, factory);
-    this.registerToken(token);
+    this.claim("host", token);
+    this.di.register(token.symbol, { useFactory: instanceCachingFactory(factory) });
   }
 
-  /**
-   * The tsyringe child container, created on first use: tsyringe costs ~40 ms to load and only classes built
-   * with `provideClass` need it.
-   */
-  get di(): DependencyContainer {
-    if (!this.container) {
-      const { container: root } = lazyRequire<typeof import("tsyringe")>("tsyringe");
-      this.container = root.createChildContainer();
-      for (const token of this.tokens.values()) this.registerWith(this.container, token);
-    }
-    return this.container;
-  }
-
-  private registerToken<T>(token: ServiceToken<T>): void {
+  private claim<T>(owner: string, token: ServiceToken<T>): void {
+    const existing = this.owners.get(token.id);
+    if (existing) throw new Error(`service "${token.id}" is already provided by "${existing}"`);
+    this.owners.set(token.id, owner);
     const known = this.tokens.get(token.id);
     // A provider that goes away and comes back (or a host token) keeps the strictest declared capability.
     if (!known || (!known.capability && token.capability)) this.tokens.set(token.id, token as ServiceToken<unknown>);
-    if (this.container) this.registerWith(this.container, token);
   }
 
-  private registerWith<T>(di: DependencyContainer, token: ServiceToken<T>): void {
-    if (!di.isRegistered(token.symbol)) di.register(token.symbol, { useFactory: () => this.get(token) });
-  }
-
-  construct<T>(cls: new (...args: never[]) => T): T {
-    return this.di.resolve(cls as unknown as new (...args: unknown[]) => T);
+  /** A child container for one plugin: it registers the tokens the plugin declared; dispose it at unload. */
+  scope(): DependencyContainer {
+    return this.di.createChildContainer();
   }
 
   tryGet<T>(token: ServiceToken<T>): T | undefined {
-    const hit = this.values.get(token.id);
-    if (hit) return hit.value as T;
-    const factory = this.lazy.get(token.id);
-    if (!factory) return undefined;
-    const value = factory() as T;
-    this.lazy.delete(token.id);
-    this.values.set(token.id, { owner: "host", value });
-    return value;
+    if (!this.owners.has(token.id)) return undefined;
+    const value = this.di.resolve<T | typeof WITHDRAWN>(token.symbol);
+    return value === WITHDRAWN ? undefined : value;
   }
 
   get<T>(token: ServiceToken<T>): T {
@@ -88,8 +70,18 @@ export class ServiceContainer {
     return this.tokens.get(id)?.capability;
   }
 
+  /** Who provides the service `id` now: "host" or a plugin id. */
+  ownerOf(id: string): string | undefined {
+    return this.owners.get(id);
+  }
+
   /** Ids that are provided or will be on first use. */
   has(id: string): boolean {
-    return this.values.has(id) || this.lazy.has(id);
+    return this.owners.has(id);
+  }
+
+  /** At daemon shutdown: instances the container constructed are disposed, and it resolves nothing more. */
+  dispose(): Promise<void> | void {
+    return this.di.dispose();
   }
 }

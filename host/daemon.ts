@@ -5,10 +5,11 @@ import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { SessionEventLog } from "../core/event-log.js";
-import { EventBus } from "../core/events.js";
+import { SyncEventBus } from "../core/events.js";
 import { ProjectTrustToken } from "../core/project.js";
 import { SandboxToken } from "../core/sandbox.js";
-import { SessionEventLogToken, SessionService, SessionServiceToken } from "../core/sessions.js";
+import { SessionServiceToken } from "../core/session-service.js";
+import { SessionEventLogToken, SessionManager } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
 import { builtinPlugins } from "../plugins/index.js";
@@ -98,7 +99,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   const startedAt = new Date().toISOString();
 
   const services = new ServiceContainer();
-  const bus = new EventBus(log);
+  const bus = new SyncEventBus(log);
   const registries = createRegistries();
   const settings = new LayeredSettings({
     home,
@@ -111,7 +112,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   provideHostServices(services, { log, bus, settings, registries });
   services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
   services.provideLazy(SessionServiceToken, () => {
-    const svc = new SessionService(
+    const svc = new SessionManager(
       services.get(SessionStoreToken),
       services.get(SessionEventLogToken),
       bus,
@@ -308,6 +309,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
           .catch((err) => log.error({ err }, "could not write the last events"));
         await projectPlugins?.unloadAll();
         await pluginHost.stop();
+        await services.dispose();
         removeServerInfo(home, instanceId);
         log.info("stopped");
         flush();

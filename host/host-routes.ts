@@ -4,7 +4,7 @@ import { type AnyRoute, defineRoute } from "../core/routes.js";
 import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
 import { searchEngine } from "../core/search/engine.js";
-import type { SessionService } from "../core/sessions.js";
+import type { SessionService } from "../core/session-service.js";
 import type { StoreStatus } from "../core/store.js";
 import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { DependencyContainer } from "tsyringe";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { type Disposable, DisposableStore, toDisposable } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
@@ -14,13 +15,13 @@ import {
   type PluginContext,
   type PluginManifest,
 } from "../core/plugin.js";
-import type { Registry, RegistryView } from "../core/registry.js";
+import type { Registry } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
 import { SessionStoreToken } from "../core/store.js";
-import type { ServiceToken } from "../core/tokens.js";
 import type { ServiceContainer } from "./container.js";
-import { REGISTRY_TOKEN_IDS, RENAMED_CAPABILITIES, registryView } from "./plugin-access.js";
+import { RENAMED_CAPABILITIES } from "./plugin-access.js";
 import { PluginOptionsValidator } from "./plugin-options.js";
+import { pluginServices } from "./plugin-services.js";
 import type { PluginSource } from "./plugin-sources.js";
 
 export interface Registries {
@@ -63,6 +64,8 @@ interface Entry {
   error?: string;
   bootMs: number;
   scope: DisposableStore;
+  /** The plugin's child container (the tokens it declared), disposed when it unloads. */
+  di?: DependencyContainer;
   held: Set<Capability>;
   denied: Capability[];
 }
@@ -182,6 +185,7 @@ export class PluginHost {
       }
       entry.scope.dispose();
       entry.state = "disabled";
+      await this.release(entry);
     }
   }
 
@@ -201,6 +205,18 @@ export class PluginHost {
       } catch (err) {
         this.deps.log.error({ err, plugin: entry.manifest.id }, "plugin stop failed");
       }
+      await this.release(entry);
+    }
+  }
+
+  /** Disposes the plugin's container: what it constructed is disposed, and it resolves nothing more. */
+  private async release(entry: Entry): Promise<void> {
+    const di = entry.di;
+    entry.di = undefined;
+    try {
+      await di?.dispose();
+    } catch (err) {
+      this.deps.log.warn({ err, plugin: entry.manifest.id }, "dispose failed");
     }
   }
 
@@ -249,15 +265,24 @@ export class PluginHost {
     entry.state = "failed";
     entry.error = message;
     for (const e of entry.scope.dispose()) this.deps.log.warn({ err: e, plugin: id }, "dispose failed");
+    void this.release(entry);
     this.deps.log.error({ plugin: id, err }, `plugin ${id}: ${message}`);
     if (entry.manifest.required) throw new FatalPluginError(`required plugin "${id}" failed: ${message}`);
     // Plugins that depended on this one cannot keep running.
     const provided = new Set([id, ...(entry.manifest.provides ?? [])]);
     for (const other of this.entries) {
       if (other.state !== "active") continue;
-      const dep = (other.manifest.requires ?? []).find((r) => provided.has(r));
+      const dep = (other.manifest.requires ?? []).find((r) => provided.has(r) && !this.hostProvides(r));
       if (dep) this.fail(other, `requires "${dep}", which failed`);
     }
+  }
+
+  /**
+   * A service of the host's own (a registry, the settings, the session service): a requirement of it is met from
+   * the start, even where a plugin has the same id (the `settings`, `sessions`, `commands` ... plugins).
+   */
+  private hostProvides(id: string): boolean {
+    return this.deps.services.ownerOf(id) === "host";
   }
 
   private missingRequirement(m: PluginManifest): string | undefined {
@@ -291,7 +316,7 @@ export class PluginHost {
       }
       mark.set(e, "visiting");
       for (const req of e.manifest.requires ?? []) {
-        const dep = byKey.get(req);
+        const dep = this.hostProvides(req) ? undefined : byKey.get(req);
         if (dep && dep !== e) visit(dep, [...path, e.manifest.id]);
       }
       mark.set(e, "done");
@@ -345,50 +370,22 @@ export class PluginHost {
         return p;
       }),
     };
-    // Registry tokens give a view whose `add` is this plugin's contribution point: the same checks, its own id.
-    const views = new Map<string, RegistryView<unknown>>();
-    const viewOf = (token: ServiceToken<unknown>): RegistryView<unknown> | undefined => {
-      const key = REGISTRY_TOKEN_IDS[token.id];
-      if (!key || deps.services.capabilityOf(token.id) !== undefined) return undefined;
-      let view = views.get(token.id);
-      if (!view) {
-        view = registryView(r[key] as Registry<unknown>, points[key] as ContributionPoint<unknown>, id);
-        views.set(token.id, view);
-      }
-      return view;
-    };
-    // A plugin that declares `deps` may get only those (and what it provides itself): its manifest says it all.
-    const declared = entry.plugin?.deps
-      ? new Set([
-          ...Object.values(entry.plugin.deps).map((d) => ("optional" in d ? d.optional.id : d.id)),
-          ...(m.provides ?? []),
-        ])
-      : undefined;
-    const access = <T>(token: ServiceToken<T>, optional: boolean): T | undefined => {
-      if (declared && !declared.has(token.id)) {
-        throw new Error(`the service "${token.id}" is not declared in the plugin's deps`);
-      }
-      const cap = deps.services.capabilityOf(token.id) ?? token.capability;
-      if (cap) needCap(cap, `the service "${token.id}"`);
-      const view = deps.services.has(token.id) ? viewOf(token as ServiceToken<unknown>) : undefined;
-      if (view) return view as T;
-      return optional ? deps.services.tryGet(token) : deps.services.get(token);
-    };
-    const depValues: Record<string, unknown> = {};
-    for (const [key, dep] of Object.entries(entry.plugin?.deps ?? {})) {
-      const isOptional = "optional" in dep;
-      const token = isOptional ? dep.optional : dep;
-      Object.defineProperty(depValues, key, {
-        enumerable: true,
-        get: () => access(token, isOptional),
-      });
-    }
+    const services = pluginServices({
+      id,
+      services: deps.services,
+      declared: entry.plugin?.deps,
+      provides: m.provides ?? [],
+      registries: r,
+      points: points as { [K in keyof Registries]: ContributionPoint<unknown> },
+      needCap,
+    });
+    entry.di = services.di;
     return {
       id,
       manifest: m,
       log,
       options,
-      deps: Object.freeze(depValues),
+      deps: services.deps,
       home: deps.home,
       dataDir() {
         needCap("storage", "ctx.dataDir()");
@@ -406,10 +403,11 @@ export class PluginHost {
           return scope.add(deps.services.provide(id, token, value));
         },
         provideClass(token, cls) {
-          return this.provide(token, deps.services.construct(cls));
+          const construct = cls as unknown as new (...args: unknown[]) => typeof cls.prototype;
+          return this.provide(token, services.di.resolve(construct));
         },
-        get: <T>(token: ServiceToken<T>) => access(token, false) as T,
-        tryGet: <T>(token: ServiceToken<T>) => access(token, true),
+        get: services.get,
+        tryGet: services.tryGet,
       },
       events: { on: (type, handler) => scope.add(deps.bus.on(type, handler)) },
       onDispose(d: Disposable | (() => void)) {

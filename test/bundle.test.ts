@@ -26,7 +26,7 @@ function writeProbePlugin(dir: string): void {
   );
   writeFileSync(
     join(dir, "index.js"),
-    `import { definePlugin, defineRoute, defineTool, EventBus, EventBusToken, ToolRegistryToken, T } from "agentd";
+    `import { ApiError, definePlugin, defineRoute, defineTool, SessionServiceToken, ToolRegistryToken, T } from "agentd";
 export default definePlugin({
   manifest: ${JSON.stringify(manifest)},
   register(ctx) {
@@ -42,12 +42,14 @@ export default definePlugin({
       path: "/identity",
       operationId: "identity",
       summary: "which modules the plugin shares with the daemon",
-      responses: { 200: T.Object({ sdk: T.String(), sameBus: T.Boolean(), tools: T.Array(T.String()) }) },
-      handler: () => {
+      responses: { 200: T.Object({ sdk: T.String(), sameClasses: T.Boolean(), tools: T.Array(T.String()) }) },
+      handler: async () => {
         const tools = ctx.services.get(ToolRegistryToken);
+        // The daemon's session service throws the daemon's ApiError: the same class only when the modules are shared.
+        const sameClasses = await ctx.services.get(SessionServiceToken).require("missing").then(() => false, (err) => err instanceof ApiError);
         return { body: {
           sdk: import.meta.resolve("agentd"),
-          sameBus: ctx.services.get(EventBusToken) instanceof EventBus,
+          sameClasses,
           tools: tools.list().map((t) => t.name),
         } };
       },
@@ -129,7 +131,7 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     if (!api) throw new Error("no daemon");
     const res = await api.get("/plugins/probe/identity");
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body.sameBus).to.equal(true);
+    expect(res.body.sameClasses).to.equal(true);
     expect(res.body.sdk).to.equal(pathToFileURL(join(BUNDLE_DIR, "sdk.js")).href);
     expect(res.body.tools).to.include("probe");
     expect((await api.get("/plugins/probe/identity", { auth: false })).status).to.equal(401);
@@ -147,8 +149,8 @@ describe("the test process (mocha, the agentd-modules condition of .mocharc.json
     try {
       const res = await d.get("/plugins/probe/identity");
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      expect(res.body.sdk).to.equal(pathToFileURL(join(ROOT, "dist/core/index.js")).href);
-      expect(res.body.sameBus).to.equal(true);
+      expect(res.body.sdk).to.equal(pathToFileURL(join(ROOT, "dist/core/sdk.js")).href);
+      expect(res.body.sameClasses).to.equal(true);
       expect(res.body.tools).to.include("probe");
     } finally {
       await d.cleanup();

@@ -9,6 +9,8 @@ import { expect } from "chai";
 import {
   type AnyRoute,
   type Disposable,
+  McpManagerToken,
+  type McpServerStatus,
   type PluginContext,
   type ProjectTrust,
   ProjectTrustToken,
@@ -22,14 +24,7 @@ import {
   type ToolResult,
   toDisposable,
 } from "../core/index.js";
-import mcpPlugin, {
-  loadProjectServers,
-  McpManager,
-  type McpManagerDeps,
-  McpManagerToken,
-  type McpServerStatus,
-  parseServers,
-} from "../plugins/mcp/index.js";
+import mcpPlugin, { loadProjectServers, McpManager, type McpManagerDeps, parseServers } from "../plugins/mcp/index.js";
 import { mapCallResult } from "../plugins/mcp/results.js";
 import { ToolNames, toolName } from "../plugins/mcp/tool-names.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
@@ -499,7 +494,7 @@ function fakeContext(raw: Record<string, unknown>) {
       },
       tryGet: get,
     },
-    deps: {},
+    deps: { settings: services.get(SettingsToken.id) },
     events: { on: () => toDisposable(() => {}) },
     onDispose: (d: Disposable | (() => void)) => disposables.push(typeof d === "function" ? toDisposable(d) : d),
   } satisfies PluginContext;

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { EventBus, SessionEventLog, silentLogger } from "../core/index.js";
+import { SessionEventLog, SyncEventBus, silentLogger } from "../core/index.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
@@ -134,7 +134,7 @@ describe("reliability: defects found by fuzzing and stress", function () {
 describe("reliability: bounded per-session memory", () => {
   it("keeps the sequence state of a bounded number of sessions and continues every sequence exactly", async () => {
     const store = openSqliteStore(":memory:");
-    const log = new SessionEventLog(store, new EventBus(silentLogger), silentLogger);
+    const log = new SessionEventLog(store, new SyncEventBus(silentLogger), silentLogger);
     const at = "2024-01-01T00:00:00.000Z";
     const ids = Array.from({ length: 5000 }, (_, i) => `s${i}`);
     for (const id of ids) {

@@ -6,12 +6,14 @@ import {
   createToken,
   definePlugin,
   defineTool,
-  EventBus,
   EventBusToken,
+  HostInfoToken,
   LoggerToken,
   optional,
   type Plugin,
+  type PluginContext,
   type SlashCommand,
+  SyncEventBus,
   T,
   type ToolDefinition,
   ToolFailure,
@@ -193,7 +195,7 @@ describe("plugin SDK", () => {
           void ctx.deps.bus.next;
           seen.n = n;
           seen.extra = extra;
-          seen.bus = ctx.deps.bus instanceof EventBus;
+          seen.bus = ctx.deps.bus instanceof SyncEventBus;
           try {
             ctx.services.get(LoggerToken);
           } catch (err) {
@@ -209,6 +211,50 @@ describe("plugin SDK", () => {
         expect(seen.undeclared).to.match(/"logger" is not declared in the plugin's deps/);
       } finally {
         await h.stop();
+      }
+    });
+
+    it("resolves an optional dep once its provider is there, and disposes the plugin's container at unload", async () => {
+      let late:
+        | PluginContext<Record<string, unknown>, { counter: Counter | undefined; host: { version: string } }>
+        | undefined;
+      const user = definePlugin({
+        manifest: { id: "early-user", version: "1.0.0", description: "works without a counter" },
+        deps: { counter: optional(CounterToken), host: HostInfoToken },
+        register(ctx) {
+          late = ctx;
+        },
+      });
+      // The user registers first (an optional dep does not order it): the counter comes after.
+      const h = await startPluginHarness(user, { plugins: [provider], origin: "builtin" });
+      if (!late) throw new Error("not registered");
+      const ctx = late;
+      expect(ctx.deps.counter?.next()).to.equal(1);
+      expect(ctx.deps.host.version).to.equal("test");
+      await h.stop();
+      // Required deps were resolved and kept; the container itself resolves nothing more.
+      expect(ctx.deps.host.version).to.equal("test");
+      expect(() => ctx.services.get(CounterToken)).to.throw(/disposed/);
+    });
+
+    it("meets a dep on a host service even where a failing plugin has the same id", async () => {
+      // A plugin named like the host's bus token: its failure must not fail the plugins that declare the bus.
+      const namesake = definePlugin({
+        manifest: { id: "event-bus", version: "1.0.0", description: "fails" },
+        register() {},
+        start() {
+          throw new Error("broken on purpose");
+        },
+      });
+      const d = await startTestDaemon({ extraPlugins: [builtinSource(namesake)] });
+      try {
+        const status = (await d.get("/server/status")).body;
+        const state = (id: string) => status.plugins.find((p: { id: string }) => p.id === id)?.state;
+        expect(state("event-bus")).to.equal("failed");
+        // agent, commands and worktrees declare EventBusToken ("event-bus"): still loaded.
+        for (const id of ["agent", "commands", "worktrees"]) expect(state(id), id).to.equal("active");
+      } finally {
+        await d.cleanup();
       }
     });
 

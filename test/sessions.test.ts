@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { SessionServiceToken } from "../core/sessions.js";
+import { SessionServiceToken } from "../core/session-service.js";
 import { SessionStoreToken } from "../core/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 

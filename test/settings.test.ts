@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { Plugin } from "../core/plugin.js";
-import { SessionServiceToken } from "../core/sessions.js";
+import { SessionServiceToken } from "../core/session-service.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import settingsPlugin, { detectDialect, publicBaseUrl, reasoningOptionsFor } from "../plugins/settings/index.js";

@@ -6,7 +6,6 @@ import { expect } from "chai";
 import {
   type ConfirmationRequest,
   type PluginContext,
-  SandboxToken,
   silentLogger,
   type ToolContext,
   type ToolDefinition,
@@ -450,8 +449,9 @@ describe("tools-shell: plugin", () => {
         provide: () => noop,
         provideClass: () => noop,
         get: () => expect.fail("no services"),
-        tryGet: (token: { id: string }) => (token.id === SandboxToken.id ? SANDBOX_OFF : undefined),
+        tryGet: () => expect.fail("the plugin declares its deps"),
       },
+      deps: { sandbox: SANDBOX_OFF },
       events: {
         on: (type: string, h: (payload: never) => void) => {
           handlers.set(type, h);

@@ -1,15 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { silentLogger, type ToolContext, type ToolResult } from "../core/index.js";
+import {
+  silentLogger,
+  type ToolContext,
+  type ToolResult,
+  type WebSearchRegistry,
+  WebSearchRegistryToken,
+} from "../core/index.js";
 import webPlugin, {
   createBraveBackend,
   createSearxngBackend,
   createWebFetchTool,
   createWebSearchRegistry,
   createWebSearchTool,
-  type WebSearchRegistry,
-  WebSearchRegistryToken,
 } from "../plugins/tools-web/index.js";
 import { makeToolContext, registerPlugin } from "../testing/plugin-harness.js";
 

@@ -17,7 +17,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../core/index.js";
-import { EventBus, type Logger, type Registry, silentLogger } from "../core/index.js";
+import { type EventBus, type Logger, type Registry, SyncEventBus, silentLogger } from "../core/index.js";
 import { ServiceContainer } from "../host/container.js";
 import { createRegistries, provideHostServices } from "../host/host-services.js";
 import { Authenticator } from "../host/http/auth.js";
@@ -98,7 +98,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   const log = opts.log ?? silentLogger;
   const id = plugin.manifest.id;
   const registries = createRegistries();
-  const bus = new EventBus(log);
+  const bus = new SyncEventBus(log);
   const services = new ServiceContainer();
   const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
   provideHostServices(services, { log, bus, settings, registries });
@@ -203,6 +203,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
       if (stopped) return;
       stopped = true;
       await host.stop();
+      await services.dispose();
       if (ownHome) rmSync(home, { recursive: true, force: true });
     },
   };

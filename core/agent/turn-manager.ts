@@ -4,8 +4,7 @@ import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
 import type { SessionRecord, SessionStatus, SessionWaiting } from "../session-types.js";
 import type { SessionListEntry } from "../store.js";
-import { createToken } from "../tokens.js";
-import type { TurnController } from "../turns.js";
+import type { ChatInput, ChatOutcome, TurnService } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
 import { EditorFsBroker } from "./editor-fs.js";
 import { type PendingConfirmation, SessionInteractions } from "./interaction.js";
@@ -13,16 +12,6 @@ import { startModelCall } from "./model-call.js";
 import { prepareCall, runLoop, type SentCall } from "./turn-loop.js";
 import { type ActiveTurn, TurnQueue } from "./turn-queue.js";
 import type { AgentDeps, QueuedMessage, UserContent } from "./types.js";
-
-export interface ChatInput {
-  text: string;
-  images?: string[];
-  clientMessageId?: string;
-  /** Iteration budget for this turn (/goal). */
-  budget?: number;
-}
-
-export type ChatOutcome = "started" | "steered" | "queued" | "duplicate";
 
 /** Sessions whose idle interaction state is kept in memory. */
 const SESSION_MEMORY = 1000;
@@ -36,7 +25,7 @@ const SESSION_MEMORY = 1000;
  * (status, lifecycle events, messages, title, usage). Everything it needs from the rest of the daemon arrives in
  * {@link AgentDeps} at construction; nothing is set on it afterwards.
  */
-export class TurnManager implements TurnController {
+export class TurnManager implements TurnService {
   private readonly queue: TurnQueue;
   private readonly books: TurnBookkeeping;
   private readonly interactions = new Map<string, SessionInteractions>();
@@ -368,5 +357,3 @@ function userContent(text: string, images: string[] | undefined): UserContent {
   if (!images?.length) return text;
   return [{ type: "text", text }, ...images.map((url) => ({ type: "image_url" as const, image_url: { url } }))];
 }
-
-export const TurnManagerToken = createToken<TurnManager>("turn-manager");

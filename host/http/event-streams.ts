@@ -1,8 +1,8 @@
 import type { Disposable } from "../../core/disposable.js";
 import type { SessionEventLog } from "../../core/event-log.js";
 import type { SseStream } from "../../core/routes.js";
+import type { SessionService } from "../../core/session-service.js";
 import type { StoredEvent } from "../../core/session-types.js";
-import type { SessionService } from "../../core/sessions.js";
 
 /** Replay reads in pages of this many events. */
 const REPLAY_PAGE = 500;

@@ -5,6 +5,7 @@ import {
   EventBusToken,
   HostInfoToken,
   isInside,
+  optional,
   PermissionRulesToken,
   PersonaRegistryToken,
   ProjectContextToken,
@@ -12,6 +13,7 @@ import {
   ProviderRegistryToken,
   SandboxToken,
   type SessionRecord,
+  type SessionService,
   SessionServiceToken,
   type SessionStore,
   SessionStoreToken,
@@ -35,23 +37,38 @@ export default definePlugin({
     version: "1.0.0",
     description: "Agent turns: chat, steer, follow-up, abort, questions, confirmations, modes, todos, sub-agents",
     capabilities: ["routes", "storage", "filesystem"],
-    requires: ["session-store"],
     provides: [TurnControllerToken.id, TurnManagerToken.id],
   },
+  deps: {
+    info: HostInfoToken,
+    store: SessionStoreToken,
+    sessions: SessionServiceToken,
+    tools: ToolRegistryToken,
+    providers: ProviderRegistryToken,
+    personas: PersonaRegistryToken,
+    bus: EventBusToken,
+    trust: optional(ProjectTrustToken),
+    project: optional(ProjectContextToken),
+    sandbox: optional(SandboxToken),
+    rules: optional(PermissionRulesToken),
+  },
   register(ctx) {
-    const settings = ctx.services.get(HostInfoToken);
-    const store = () => ctx.services.get(SessionStoreToken);
-    const sessions = () => ctx.services.get(SessionServiceToken);
-    const tools = ctx.services.get(ToolRegistryToken);
-    const providers = ctx.services.get(ProviderRegistryToken);
+    const { deps } = ctx;
+    const settings = deps.info;
+    // Resolved once, on first use (the session service is built when the first session is touched): the token path
+    // reads a variable, not the container.
+    let store: SessionStore | undefined;
+    let sessionService: SessionService | undefined;
+    const sessions = () => (sessionService ??= deps.sessions);
+    const storeOf = () => (store ??= deps.store);
+    const { tools, providers, personas, bus } = deps;
     // A project plugin's tools are offered only in sessions of its project.
     const offeredTools = (rec?: SessionRecord) => {
       const all = tools.list();
       if (!rec || !all.some((t) => t.projectRoot)) return all;
-      const root = ctx.services.tryGet(ProjectTrustToken)?.projectRoot(rec.cwd);
+      const root = deps.trust?.projectRoot(rec.cwd);
       return all.filter((t) => !t.projectRoot || t.projectRoot === root);
     };
-    const personas = ctx.services.get(PersonaRegistryToken);
     const raw = {
       get contextWindow() {
         return settings.config("contextWindow") as number | undefined;
@@ -89,16 +106,15 @@ export default definePlugin({
 
     const manager = new TurnManager({
       get store() {
-        return store();
+        return storeOf();
       },
       publish: (id, e) => sessions().publish(id, e),
-      bus: ctx.services.get(EventBusToken),
+      bus,
       log: ctx.log,
       tools: offeredTools,
       provider,
-      persona: (rec) =>
-        ctx.services.tryGet(ProjectContextToken)?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
-      instructions: (rec) => ctx.services.tryGet(ProjectContextToken)?.instructions(rec.cwd) ?? "",
+      persona: (rec) => deps.project?.persona(rec.persona, rec.cwd) ?? personas.get(rec.persona),
+      instructions: (rec) => deps.project?.instructions(rec.cwd) ?? "",
       settings: {
         maxTurnIterations: () => settings.maxTurnIterations ?? DEFAULT_MAX_ITERATIONS,
         contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
@@ -109,8 +125,7 @@ export default definePlugin({
       announce: (rec) => sessions().announce("session_update", rec),
       find: (id) => sessions().find(id),
       durable: () => sessions().commit(),
-      isHidden: (abs, cwd) =>
-        ctx.services.tryGet(SandboxToken)?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
+      isHidden: (abs, cwd) => deps.sandbox?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
       recovery,
     });
     ctx.services.provide(TurnControllerToken, manager);
@@ -121,20 +136,19 @@ export default definePlugin({
     });
 
     const toolDeps: AgentToolDeps = {
-      session: async (id) => store().getSession(id),
+      session: async (id) => storeOf().getSession(id),
       setMeta: async (id, patch) => {
-        const rec = await store().getSession(id);
+        const rec = await storeOf().getSession(id);
         if (rec) await sessions().update(id, { meta: { ...rec.meta, ...patch } });
       },
       publish: (id, e) => sessions().publish(id, e),
       provider,
       tools: offeredTools,
-      toolHooks: (sessionId, cwd, signal) =>
-        busToolHooks(ctx.services.get(EventBusToken), ctx.log, { sessionId, cwd, signal }),
+      toolHooks: (sessionId, cwd, signal) => busToolHooks(bus, ctx.log, { sessionId, cwd, signal }),
       addSubagentUsage: async (id, tokens) => {
-        const rec = await store().getSession(id);
+        const rec = await storeOf().getSession(id);
         if (rec) {
-          await store().updateSession(id, {
+          await storeOf().updateSession(id, {
             usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens },
           });
         }
@@ -142,15 +156,14 @@ export default definePlugin({
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);
-    const rules = () => ctx.services.tryGet(PermissionRulesToken);
+    const rules = () => deps.rules;
     for (const route of agentRoutes(sessions, () => manager, rules)) ctx.routes.add(route);
   },
   async start(ctx) {
     const marker = markerOf(ctx.dataDir());
     const turns = readMarker(marker.file);
     if (turns.length === 0) return;
-    const sessions = ctx.services.get(SessionServiceToken);
-    const store = ctx.services.get(SessionStoreToken);
+    const { sessions, store } = ctx.deps;
     // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
     // Writes are stored in order, so an `end` after its start means both turns ended; none means one `end` is owed.
     const latest = new Map<string, number>();

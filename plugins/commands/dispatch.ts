@@ -1,12 +1,4 @@
-import {
-  ApiError,
-  type CommandResult,
-  errorMessage,
-  isApiError,
-  type ProjectTrust,
-  ProjectTrustToken,
-  type SlashCommand,
-} from "../../core/index.js";
+import { ApiError, type CommandResult, errorMessage, isApiError, type SlashCommand } from "../../core/index.js";
 import { assertIdle, type CommandEnv, requireTurns } from "./env.js";
 
 export interface CommandResponse {
@@ -37,7 +29,7 @@ export function findCommand(env: CommandEnv, name: string): SlashCommand | undef
 
 async function projectRootOf(env: CommandEnv, sessionId: string | undefined): Promise<string | undefined> {
   const rec = sessionId ? await env.sessions().find(sessionId) : undefined;
-  return rec ? env.optional<ProjectTrust>(ProjectTrustToken.id)?.projectRoot(rec.cwd) : undefined;
+  return rec ? env.trust()?.projectRoot(rec.cwd) : undefined;
 }
 
 /**

@@ -5,8 +5,11 @@ import {
   type EventBus,
   type LayeredKey,
   type Logger,
+  type McpServers,
+  type PermissionRules,
   type Persona,
   type ProjectContext,
+  type ProjectTrust,
   type Provider,
   type RegistryView,
   type SessionMeta,
@@ -16,20 +19,26 @@ import {
   type SlashCommand,
   type Theme,
   type ToolDefinition,
-  type TurnManager,
+  type TurnService,
+  type WorktreeService,
 } from "../../core/index.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { ModelMemory, Prefs } from "./state.js";
 
-/** What the built-in commands use; every service is looked up when a command runs. */
+/**
+ * What the built-in commands use: the plugin's declared services (`ctx.deps`). Those other plugins may not provide
+ * are read when a command runs (undefined when none does).
+ */
 export interface CommandEnv {
   sessions(): SessionService;
   store(): SessionStore;
-  turns(): TurnManager | undefined;
+  turns(): TurnService | undefined;
   project(): ProjectContext | undefined;
   settings(): DaemonSettings | undefined;
-  /** A service another plugin may provide, by token id (structural: no import of that plugin). */
-  optional<T>(id: string): T | undefined;
+  trust(): ProjectTrust | undefined;
+  mcp(): McpServers | undefined;
+  worktrees(): WorktreeService | undefined;
+  rules(): PermissionRules | undefined;
   tools: RegistryView<ToolDefinition>;
   personas: RegistryView<Persona>;
   themes: RegistryView<Theme>;
@@ -55,7 +64,7 @@ export async function requireSession(env: CommandEnv, inv: CommandInvocation): P
   return await env.sessions().require(inv.sessionId);
 }
 
-export function requireTurns(env: CommandEnv): TurnManager {
+export function requireTurns(env: CommandEnv): TurnService {
   const t = env.turns();
   if (!t) throw ApiError.badRequest("The agent loop is not loaded in this daemon");
   return t;

@@ -1,12 +1,15 @@
 import { join } from "node:path";
 import {
   CommandRegistryToken,
-  createToken,
   definePlugin,
   EventBusToken,
+  McpServersToken,
+  optional,
+  PermissionRulesToken,
   PersonaRegistryToken,
   type PluginContext,
   ProjectContextToken,
+  ProjectTrustToken,
   ProviderRegistryToken,
   SessionServiceToken,
   SessionStoreToken,
@@ -15,6 +18,7 @@ import {
   ThemeRegistryToken,
   ToolRegistryToken,
   TurnManagerToken,
+  WorktreeServiceToken,
 } from "../../core/index.js";
 import { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS } from "./checkpoints.js";
 import { type CommandEnv, providerOf } from "./env.js";
@@ -65,35 +69,54 @@ export default definePlugin({
     version: "1.0.0",
     description:
       "Slash commands (/undo with file checkpoints, /fork, /steer, /queue, /goal, /model, ...), GET /commands and /suggest",
-    requires: [SessionStoreToken.id],
     capabilities: ["routes", "secrets", "storage", "filesystem", "process"],
     configSchema: OptionsSchema,
   },
+  deps: {
+    sessions: SessionServiceToken,
+    store: SessionStoreToken,
+    settings: SettingsToken,
+    tools: ToolRegistryToken,
+    providers: ProviderRegistryToken,
+    personas: PersonaRegistryToken,
+    themes: ThemeRegistryToken,
+    commands: CommandRegistryToken,
+    bus: EventBusToken,
+    turns: optional(TurnManagerToken),
+    project: optional(ProjectContextToken),
+    trust: optional(ProjectTrustToken),
+    mcp: optional(McpServersToken),
+    worktrees: optional(WorktreeServiceToken),
+    rules: optional(PermissionRulesToken),
+  },
   register(ctx) {
+    const { deps } = ctx;
     const opts = (ctx.options.checkpoints ?? {}) as Partial<CheckpointOptions>;
     const checkpointOpts: CheckpointOptions = { ...DEFAULT_CHECKPOINT_OPTIONS, ...opts };
-    const sessions = () => ctx.services.get(SessionServiceToken);
-    const tools = ctx.services.get(ToolRegistryToken);
+    const sessions = () => deps.sessions;
+    const { tools, providers } = deps;
     const checkpoints = new Checkpoints(
       () => join(ctx.dataDir(), "checkpoints"),
       checkpointOpts,
       ctx.log,
       (id, message) => sessions().publish(id, { type: "notice", message }),
     );
-    const providers = ctx.services.get(ProviderRegistryToken);
     const env: CommandEnv = {
       sessions,
-      store: () => ctx.services.get(SessionStoreToken),
-      turns: () => ctx.services.tryGet(TurnManagerToken),
-      project: () => ctx.services.tryGet(ProjectContextToken),
-      settings: () => ctx.services.tryGet(SettingsToken),
-      optional: <X>(id: string) => ctx.services.tryGet(createToken<X>(id)),
+      store: () => deps.store,
+      turns: () => deps.turns,
+      project: () => deps.project,
+      settings: () => deps.settings,
+      trust: () => deps.trust,
+      mcp: () => deps.mcp,
+      worktrees: () => deps.worktrees,
+      rules: () => deps.rules,
       tools,
-      personas: ctx.services.get(PersonaRegistryToken),
-      themes: ctx.services.get(ThemeRegistryToken),
+      personas: deps.personas,
+      themes: deps.themes,
       providers,
-      commands: ctx.services.get(CommandRegistryToken),
-      bus: ctx.services.get(EventBusToken),
+      commands: deps.commands,
+      bus: deps.bus,
       checkpoints,
       prefs: new Prefs(() => join(ctx.dataDir(), "prefs.json"), ctx.log),
       models: new ModelMemory(() => providerOf(env, undefined)),

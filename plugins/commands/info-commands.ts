@@ -2,9 +2,9 @@ import {
   ApiError,
   type CommandInvocation,
   type Persona,
+  type ProjectResourceList,
+  type ProjectView,
   type SlashCommand,
-  type WorktreeService,
-  WorktreeServiceToken,
 } from "../../core/index.js";
 import {
   assertIdle,
@@ -25,39 +25,24 @@ const WORKTREE_USAGE = "/worktree [list | new [branch] | merge | discard]";
 export const REASONING_LEVELS = ["off", "minimal", "low", "medium", "high", "on"];
 const MODEL_ID = /^[^\s]{1,200}$/;
 
-/** The MCP manager as seen through its token (structural, so this plugin does not import the MCP plugin). */
-interface McpView {
-  list(): Array<{ name: string; scope?: string; project?: string; state: string; error?: string; tools: string[] }>;
-  reconnect(name: string, project?: string): boolean;
-}
-export const MCP_MANAGER_ID = "mcp-servers";
-
-/** The project plugin's per-directory view, when it offers one (rules, hooks and SSH hosts are not in the SDK). */
-interface ProjectViewLike {
-  trusted?: boolean;
-  local?: { rules?: unknown[]; hooks?: unknown[]; ssh?: unknown[] };
-  global?: { rules?: unknown[]; hooks?: unknown[]; ssh?: unknown[] };
-}
-
-function projectView(env: CommandEnv, cwd: string): ProjectViewLike | undefined {
-  const pc = env.project() as { view?: (cwd: string) => ProjectViewLike } | undefined;
+function projectView(env: CommandEnv, cwd: string): ProjectView | undefined {
   try {
-    return typeof pc?.view === "function" ? pc.view(cwd) : undefined;
+    return env.project()?.view(cwd);
   } catch {
     return undefined;
   }
 }
 
 /** The visible entries of one kind: the trusted project's first, then the global ones. */
-function scoped(
-  view: ProjectViewLike | undefined,
-  kind: "rules" | "hooks" | "ssh",
-): Array<{ scope: string; item: unknown }> {
+function scoped<K extends keyof ProjectResourceList>(
+  view: ProjectView | undefined,
+  kind: K,
+): Array<{ scope: string; item: ProjectResourceList[K][number] }> {
   if (!view) return [];
-  const local = view.trusted ? (view.local?.[kind] ?? []) : [];
+  const local = view.trusted ? view.local[kind] : [];
   return [
     ...local.map((item) => ({ scope: "project", item })),
-    ...(view.global?.[kind] ?? []).map((item) => ({ scope: "global", item })),
+    ...view.global[kind].map((item) => ({ scope: "global", item })),
   ];
 }
 
@@ -304,7 +289,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       takesArgs: true,
       global: true,
       run: async (inv): Promise<Reply> => {
-        const mcp = env.optional<McpView>(MCP_MANAGER_ID);
+        const mcp = env.mcp();
         if (!mcp) return { message: "MCP is not available (the mcp plugin is not loaded)", servers: [] };
         const [sub, name] = words(inv.args);
         if (sub === "reconnect") {
@@ -371,7 +356,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
       run: async (inv): Promise<Reply> => {
         const rec = await requireSession(env, inv);
         const [sub = "list", ...rest] = words(inv.args);
-        const service = env.optional<WorktreeService>(WorktreeServiceToken.id);
+        const service = env.worktrees();
         if (sub === "list") {
           const worktrees = await listWorktrees(rec.cwd);
           const own = service?.info(rec.id);

@@ -5,8 +5,6 @@ import {
   compactIfNeeded,
   estimateTokens,
   MAX_SEQ,
-  type PermissionRules,
-  PermissionRulesToken,
   type SlashCommand,
   toProviderMessages,
 } from "../../core/index.js";
@@ -162,7 +160,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
         const rec = await requireSession(env, inv);
         const turns = env.turns();
         const wasRunning = turns?.status(rec.id) === "running";
-        await turns?.abort(rec.id);
+        await turns?.abort(rec.id, "user");
         return { message: wasRunning ? "Aborted" : "Nothing is running", aborted: wasRunning };
       },
     },
@@ -392,7 +390,7 @@ async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
 
 /** `/permissions rules` (those that can apply in the session's directory) and `/permissions revoke <id>`. */
 async function ruleCommand(env: CommandEnv, inv: CommandInvocation, sub: string, arg: string): Promise<Reply> {
-  const rules = env.optional<PermissionRules>(PermissionRulesToken.id);
+  const rules = env.rules();
   if (!rules) throw ApiError.conflict("Approval rules are not available (the permissions plugin is not loaded)");
   if (sub === "revoke") {
     if (!arg) throw usage("/permissions revoke <rule id>");

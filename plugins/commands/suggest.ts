@@ -1,7 +1,7 @@
 import type { SessionRecord } from "../../core/index.js";
 import { catalogue } from "./catalogue.js";
 import type { CommandEnv } from "./env.js";
-import { MCP_MANAGER_ID, REASONING_LEVELS } from "./info-commands.js";
+import { REASONING_LEVELS } from "./info-commands.js";
 
 export interface Suggestion {
   /** The whole composer text to put in place of the query. */
@@ -47,7 +47,7 @@ const ARGUMENTS: Record<string, Candidates> = {
           ["discard", "Remove the worktree and its branch"],
         ],
   mcp: (env, _rec, before) => {
-    const servers = env.optional<{ list(): Array<{ name: string; state: string }> }>(MCP_MANAGER_ID)?.list() ?? [];
+    const servers = env.mcp()?.list() ?? [];
     if (before[0] === "reconnect") return servers.map((s) => [s.name, `${s.name} (${s.state})`]);
     if (before.length) return [];
     return [

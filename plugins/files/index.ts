@@ -55,16 +55,20 @@ export default definePlugin({
     id: "files",
     version: "1.0.0",
     description: "Session files, attachments, directory browsing and message images",
-    requires: ["session-store"],
     provides: [MessageImagesToken.id],
     capabilities: ["routes", "filesystem"],
     configSchema: FilesOptionsSchema,
   },
+  deps: {
+    sessions: SessionServiceToken,
+    store: SessionStoreToken,
+    host: HostInfoToken,
+  },
   register(ctx) {
     const options = ctx.options;
-    const sessions = () => ctx.services.get(SessionServiceToken);
+    const sessions = () => ctx.deps.sessions;
     const inputsRoot = path.join(ctx.home, "inputs");
-    const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
+    const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.deps.host.defaultCwd];
 
     const routes = [
       ...sessionFsRoutes(sessions),
@@ -73,7 +77,7 @@ export default definePlugin({
         () => resolveRoots(configuredRoots()),
         () => options.browseAnywhere !== false,
       ),
-      imageRoute(sessions, () => ctx.services.get(SessionStoreToken)),
+      imageRoute(sessions, () => ctx.deps.store),
     ];
     for (const r of routes) ctx.routes.add(r);
     // Display code (GET /sessions/{id}, /history) links stored images here, without knowing this plugin's routes.

@@ -125,9 +125,13 @@ export default definePlugin({
     capabilities: ["routes", "filesystem", "process"],
     configSchema: GitOptionsSchema,
   },
+  deps: {
+    sessions: SessionServiceToken,
+    host: HostInfoToken,
+  },
   register(ctx) {
     const options = ctx.options;
-    const sessions = () => ctx.services.get(SessionServiceToken);
+    const sessions = () => ctx.deps.sessions;
     const limits: DiffLimits = {
       ...DEFAULT_DIFF_LIMITS,
       ...(options.maxDiffBytes ? { maxBytes: options.maxDiffBytes } : {}),
@@ -136,7 +140,7 @@ export default definePlugin({
     };
 
     const permitted = async (dir: string): Promise<boolean> => {
-      const configured = options.roots ?? [homedir(), ctx.services.get(HostInfoToken).defaultCwd];
+      const configured = options.roots ?? [homedir(), ctx.deps.host.defaultCwd];
       for (const c of configured) {
         const real = await realpath(c).catch(() => undefined);
         if (real && isInside(real, dir)) return true;

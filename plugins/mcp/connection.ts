@@ -5,6 +5,9 @@ import {
   type Disposable,
   errorMessage,
   type Logger,
+  type McpScope,
+  type McpServerStatus,
+  type McpState,
   T,
   type ToolDefinition,
   type ToolResult,
@@ -13,25 +16,6 @@ import type { McpServerConfig } from "./config.js";
 import { classifyCallError, mapCallResult, normaliseInputSchema, unavailable } from "./results.js";
 import { loadMcpSdk, type McpSdk } from "./sdk.js";
 import type { NamedRegistration, ToolNames } from "./tool-names.js";
-
-export type McpState = "connecting" | "connected" | "failed" | "disabled";
-
-export type McpScope = "global" | "project" | "session";
-
-export interface McpServerStatus {
-  name: string;
-  scope: McpScope;
-  /** The project root, for project servers. */
-  project?: string;
-  /** The session, for servers an editor gave one session (PUT /sessions/{id}/mcp-servers). */
-  sessionId?: string;
-  transport: "stdio" | "http" | "unknown";
-  state: McpState;
-  /** Why the server failed (or is reconnecting); never contains configured env or header values. */
-  error?: string;
-  /** The agentd tool names registered for this server. */
-  tools: string[];
-}
 
 /** The status fields naming a server's owner: its project root or its session. */
 export function ownerOf(scope: McpScope, owner: string | undefined): { project?: string; sessionId?: string } {

@@ -1,8 +1,10 @@
 import {
   ApiError,
-  createToken,
   definePlugin,
   defineRoute,
+  McpManagerToken,
+  McpServersToken,
+  optional,
   type PluginContext,
   ProjectTrustToken,
   SandboxToken,
@@ -11,24 +13,12 @@ import {
   SettingsToken,
   T,
 } from "../../core/index.js";
-import type { McpServerStatus } from "./connection.js";
 import { McpManager } from "./manager.js";
 
 export type { McpServerConfig, ParsedServers, ServerEntry } from "./config.js";
 export { loadProjectServers, parseServers, projectConfigPath } from "./config.js";
-export type { McpServerStatus, McpState, ToolSink } from "./connection.js";
+export type { ToolSink } from "./connection.js";
 export { DEFAULT_CONNECTION_OPTIONS, McpManager, type McpManagerDeps } from "./manager.js";
-
-/** The MCP manager: per-server status for `/mcp` and server status, project servers, reconnect and reload. */
-/** The manager itself holds the servers' configs (headers, env): only for plugins holding `secrets`. */
-export const McpManagerToken = createToken<McpManager>("mcp-manager", { capability: "secrets" });
-
-/** What other plugins may do with MCP servers: their status (never configured header or env values) and reconnect. */
-export interface McpServers {
-  list(): McpServerStatus[];
-  reconnect(name: string, project?: string): boolean;
-}
-export const McpServersToken = createToken<McpServers>("mcp-servers");
 
 export const McpServerStatusSchema = T.Object(
   {
@@ -55,15 +45,21 @@ export default definePlugin({
     capabilities: ["routes", "secrets", "process", "network"],
     provides: [McpManagerToken.id, McpServersToken.id],
   },
+  deps: {
+    settings: SettingsToken,
+    sessions: SessionServiceToken,
+    trust: optional(ProjectTrustToken),
+    sandbox: optional(SandboxToken),
+  },
   register(ctx) {
-    const settings = ctx.services.tryGet(SettingsToken);
+    const { deps } = ctx;
     const manager = new McpManager({
       tools: ctx.tools,
       home: ctx.home,
       log: ctx.log,
-      trust: () => ctx.services.tryGet(ProjectTrustToken),
-      sandbox: () => ctx.services.tryGet(SandboxToken),
-      options: { clientVersion: settings?.version ?? "1.0.0" },
+      trust: () => deps.trust,
+      sandbox: () => deps.sandbox,
+      options: { clientVersion: deps.settings.version ?? "1.0.0" },
     });
     managers.set(ctx, manager);
     ctx.services.provide(McpManagerToken, manager);
@@ -88,7 +84,6 @@ export default definePlugin({
         handler: () => ({ body: manager.list() }),
       }),
     );
-    const sessions = () => ctx.services.get(SessionServiceToken);
     ctx.routes.add(
       defineRoute({
         method: "PUT",
@@ -116,7 +111,7 @@ export default definePlugin({
         ),
         responses: { 200: T.Array(McpServerStatusSchema) },
         handler: async ({ params, body }) => {
-          const rec = await sessions().require(params.id);
+          const rec = await deps.sessions.require(params.id);
           const { statuses, error } = manager.setSessionServers(rec.id, body.mcpServers, rec.cwd);
           if (error) throw ApiError.badRequest(error);
           return { body: statuses };
@@ -128,10 +123,10 @@ export default definePlugin({
   start(ctx) {
     const manager = managers.get(ctx);
     if (!manager) return;
-    const raw = ctx.services.tryGet(SettingsToken)?.raw.mcpServers;
+    const raw = ctx.deps.settings.raw.mcpServers;
     // Not awaited: connections run in the background so readiness never waits for an MCP server.
     void manager.setGlobalServers(raw);
-    const trust = ctx.services.tryGet(ProjectTrustToken);
+    const trust = ctx.deps.trust;
     if (trust) {
       ctx.onDispose(
         trust.onChange((root) => {

@@ -1,20 +1,16 @@
 import {
   type Disposable,
   type Logger,
+  type McpManagerService,
+  type McpScope,
+  type McpServerStatus,
   type ProjectTrust,
   type Sandbox,
   silentLogger,
   toDisposable,
 } from "../../core/index.js";
 import { loadProjectServers, type ParsedServers, parseServers, type ServerEntry } from "./config.js";
-import {
-  type ConnectionOptions,
-  McpConnection,
-  type McpScope,
-  type McpServerStatus,
-  ownerOf,
-  type ToolSink,
-} from "./connection.js";
+import { type ConnectionOptions, McpConnection, ownerOf, type ToolSink } from "./connection.js";
 import { ToolNames } from "./tool-names.js";
 
 export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
@@ -74,7 +70,7 @@ const GLOBAL = "global";
  * Every MCP server of the daemon: the global ones (config key `mcpServers`) and, per trusted project, the ones in
  * `<project>/.agentd/mcp.json`. Connections run in the background; nothing here waits for a server.
  */
-export class McpManager {
+export class McpManager implements McpManagerService {
   private readonly slots = new Map<string, Slot>();
   private readonly listeners = new Set<() => void>();
   private readonly projects = new Set<string>();

@@ -1,6 +1,7 @@
 import {
   definePlugin,
   HostInfoToken,
+  optional,
   PersonaRegistryToken,
   ProjectContextToken,
   SessionServiceToken,
@@ -21,14 +22,20 @@ export default definePlugin({
     description: "Built-in personas; persona and skill catalog routes",
     capabilities: ["routes", "filesystem"],
   },
+  deps: {
+    host: HostInfoToken,
+    personas: PersonaRegistryToken,
+    sessions: SessionServiceToken,
+    project: optional(ProjectContextToken),
+  },
   register(ctx) {
     for (const p of BUILTIN_PERSONAS) ctx.personas.add(p);
-    const settings = ctx.services.get(HostInfoToken);
+    const { deps } = ctx;
     const routes = catalogRoutes({
-      registry: ctx.services.get(PersonaRegistryToken),
-      defaultPersona: () => settings.defaultPersona,
-      project: () => ctx.services.tryGet(ProjectContextToken),
-      sessions: () => ctx.services.get(SessionServiceToken),
+      registry: deps.personas,
+      defaultPersona: () => deps.host.defaultPersona,
+      project: () => deps.project,
+      sessions: () => deps.sessions,
     });
     for (const route of routes) ctx.routes.add(route);
   },

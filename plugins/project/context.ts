@@ -1,4 +1,4 @@
-import type { Logger, Persona, ProjectContext, RegistryView, Skill } from "../../core/index.js";
+import type { Logger, Persona, ProjectContext, ProjectView, RegistryView, Skill } from "../../core/index.js";
 import type { HookSpec } from "./hooks.js";
 import { hasAny, type Resources, scanGlobal, scanProject } from "./scan.js";
 import type { TrustStore } from "./trust.js";
@@ -23,7 +23,8 @@ export interface ProjectContextDeps {
   afterReload?: () => void;
 }
 
-export interface ProjectView {
+/** The SDK's `ProjectView` with everything the scan found. */
+export interface ProjectScanView extends ProjectView {
   root: string;
   trusted: boolean;
   /** What the project has, whatever the trust (for the trust prompt). */
@@ -86,7 +87,7 @@ export class ProjectResources implements ProjectContext {
     return r;
   }
 
-  view(cwd: string): ProjectView {
+  view(cwd: string): ProjectScanView {
     const root = this.deps.trust.projectRoot(cwd);
     return {
       root,

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import {
   definePlugin,
   HostInfoToken,
+  optional,
   PersonaRegistryToken,
   type PluginContext,
   ProjectContextToken,
@@ -66,15 +67,21 @@ export default definePlugin({
     id: "project",
     version: "1.0.0",
     description: "Project trust; global and project personas, skills, rules, context files and tool hooks",
-    requires: ["session-store"],
     provides: [ProjectTrustToken.id, ProjectContextToken.id],
+    requires: ["session-store"],
     capabilities: ["routes", "filesystem", "process"],
     configSchema: OptionsSchema,
   },
+  deps: {
+    host: HostInfoToken,
+    sessions: SessionServiceToken,
+    personas: PersonaRegistryToken,
+    sandbox: optional(SandboxToken),
+  },
   register(ctx) {
-    const settings = ctx.services.get(HostInfoToken);
+    const settings = ctx.deps.host;
     const roots = cachedRoots();
-    const sessions = () => ctx.services.get(SessionServiceToken);
+    const sessions = () => ctx.deps.sessions;
     // Every session's directory (read at start, kept current by the session service).
     let directories: ReadonlyMap<string, string> = new Map();
     /** Ids of the sessions that currently show a trust prompt. */
@@ -99,7 +106,7 @@ export default definePlugin({
     const resources = new ProjectResources({
       home: ctx.home,
       trust,
-      registry: ctx.services.get(PersonaRegistryToken),
+      registry: ctx.deps.personas,
       defaultPersona: () => settings.defaultPersona,
       globalHooks: () => [settings.config("hooks"), ctx.options.hooks].filter((v) => v !== undefined),
       log: ctx.log,
@@ -125,7 +132,7 @@ export default definePlugin({
       projectRoot: (cwd) => trust.projectRoot(cwd),
       publish: (id, e) => sessions().publish(id, e),
       log: ctx.log,
-      sandbox: () => ctx.services.tryGet(SandboxToken),
+      sandbox: () => ctx.deps.sandbox,
     });
     ctx.events.on("tool.before", (e) => {
       const matching = hooks.matching("PreToolUse", e);
@@ -171,7 +178,7 @@ export default definePlugin({
   start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
-    const svc = ctx.services.get(SessionServiceToken);
+    const svc = ctx.deps.sessions;
     // Every session's directory, read off the start-up path (a home with many sessions must not delay `healthy`).
     svc
       .directories()

@@ -27,14 +27,17 @@ export default definePlugin({
     capabilities: ["provider", "routes", "secrets", "storage", "network"],
     configSchema: OptionsSchema,
   },
+  deps: {
+    settings: SettingsToken,
+  },
   register(ctx) {
     // Read on every call: the host merges config and environment, and later edits apply without a restart.
-    const provider = createOpenAIProvider(() => ctx.services.get(SettingsToken).provider, {
+    const provider = createOpenAIProvider(() => ctx.deps.settings.provider, {
       log: ctx.log,
       ...(ctx.options.timeoutMs !== undefined ? { timeoutMs: ctx.options.timeoutMs } : {}),
     });
     ctx.providers.add(provider);
     const cache = new ModelCache(() => join(ctx.dataDir(), "models.json"), ctx.log);
-    for (const route of providerRoutes(provider, cache, () => ctx.services.get(SettingsToken))) ctx.routes.add(route);
+    for (const route of providerRoutes(provider, cache, () => ctx.deps.settings)) ctx.routes.add(route);
   },
 });

@@ -8,6 +8,7 @@ import {
   MessageImagesToken,
   messageImageUrls,
   OkSchema,
+  optional,
   SessionIdParams,
   type SessionRecord,
   SessionSchema,
@@ -126,12 +127,16 @@ export default definePlugin({
     version: "1.0.0",
     description: "Session lifecycle, metadata, history and the event audit trail",
     capabilities: ["routes"],
-    requires: ["session-store"],
+  },
+  deps: {
+    sessions: SessionServiceToken,
+    store: SessionStoreToken,
+    images: optional(MessageImagesToken),
   },
   register(ctx) {
-    const svc = (): SessionService => ctx.services.get(SessionServiceToken);
+    const svc = (): SessionService => ctx.deps.sessions;
     // Stored images link to whichever plugin serves them (the files plugin); without one they are left out.
-    const imageUrls = (apiBase: string) => messageImageUrls(ctx.services.tryGet(MessageImagesToken), apiBase);
+    const imageUrls = (apiBase: string) => messageImageUrls(ctx.deps.images, apiBase);
     const created = (rec: SessionRecord) => ({ status: 201, body: { id: rec.id, session: svc().summary(rec) } });
     const tags = ["sessions"];
     const routes: AnyRoute[] = [
@@ -328,7 +333,7 @@ export default definePlugin({
         },
       }),
     ];
-    routes.push(...transferRoutes(svc, () => ctx.services.get(SessionStoreToken), imageUrls));
+    routes.push(...transferRoutes(svc, () => ctx.deps.store, imageUrls));
     for (const r of routes) ctx.routes.add(r);
   },
 });

@@ -145,13 +145,20 @@ export default definePlugin({
     id: "settings",
     version: "1.0.0",
     description: "GET /config, appearance settings, reasoning options per model and provider dialect",
-    capabilities: ["routes", "secrets", "storage", "filesystem"],
     requires: ["session-store"],
+    capabilities: ["routes", "secrets", "storage", "filesystem"],
     configSchema: SettingsOptionsSchema,
+  },
+  deps: {
+    settings: SettingsToken,
+    sessions: SessionServiceToken,
+    themes: ThemeRegistryToken,
+    tools: ToolRegistryToken,
+    routes: RouteRegistryToken,
   },
   register(ctx) {
     const options = ctx.options;
-    const settings = (): DaemonSettings => ctx.services.get(SettingsToken);
+    const settings = (): DaemonSettings => ctx.deps.settings;
     const appearance = new AppearanceStore(() => join(ctx.dataDir(), "appearance.json"), ctx.log);
     const dialect = (): Dialect =>
       !options.reasoningFormat || options.reasoningFormat === "auto"
@@ -160,15 +167,14 @@ export default definePlugin({
     const defaultModel = () => settings().provider.model ?? "default";
 
     const theme = (): string | null => {
-      const themes = ctx.services.get(ThemeRegistryToken);
+      const themes = ctx.deps.themes;
       const wanted = settings().theme ?? options.theme ?? "dark";
       if (themes.has(wanted)) return wanted;
       return themes.list()[0]?.id ?? null;
     };
 
     const features = () => {
-      const tools = ctx.services.get(ToolRegistryToken);
-      const routes = ctx.services.get(RouteRegistryToken);
+      const { tools, routes } = ctx.deps;
       return {
         memory: tools.has("memory"),
         web: tools.has("web_fetch") || tools.has("web_search"),
@@ -258,7 +264,7 @@ export default definePlugin({
         params: SessionIdParams,
         responses: { 200: ReasoningOptionsSchema },
         handler: async ({ params }) => {
-          const rec = await ctx.services.get(SessionServiceToken).require(params.id);
+          const rec = await ctx.deps.sessions.require(params.id);
           const body: Static<typeof ReasoningOptionsSchema> = reasoningOptionsFor(rec.model, dialect());
           const current = rec.meta.reasoningEffort;
           if (typeof current === "string" && current) body.current = current;

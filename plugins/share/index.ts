@@ -52,19 +52,22 @@ export default definePlugin({
     id: "share",
     version: "1.0.0",
     description: "Public read-only HTML page of shared sessions (GET /shared/{token})",
-    requires: ["session-store"],
     capabilities: ["routes", "public-routes", "pages"],
     configSchema: ShareOptionsSchema,
+  },
+  deps: {
+    store: SessionStoreToken,
+    personas: PersonaRegistryToken,
   },
   register(ctx) {
     const options = ctx.options;
     /** The page of a session as its link shows it (or, for its owner, would show it). */
     const page = async (rec: SessionRecord, toolResults: boolean, preview: boolean) => {
-      const store = ctx.services.get(SessionStoreToken);
+      const store = ctx.deps.store;
       const history = await store.historyPage(rec.id, options.maxTurns ?? 500);
       // The image "URLs" are only keys for inlining (the page resolves them to the stored data, never links).
       const messages = toDisplayMessages(history.messages, rec.id, (_id, seq, idx) => `?seq=${seq}&idx=${idx}`);
-      const persona = ctx.services.tryGet(PersonaRegistryToken)?.get(rec.persona)?.label ?? rec.persona;
+      const persona = ctx.deps.personas.get(rec.persona)?.label ?? rec.persona;
       return renderSharePage({
         title: rec.title || "Shared session",
         persona,
@@ -96,7 +99,7 @@ export default definePlugin({
         params: T.Object({ token: T.String({ pattern: "^[A-Za-z0-9_-]{16,128}$", description: "The share token" }) }),
         responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
         handler: async ({ params }) => {
-          const rec = await ctx.services.get(SessionStoreToken).findByShareToken(params.token);
+          const rec = await ctx.deps.store.findByShareToken(params.token);
           if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
           const html = await page(rec, rec.meta.shareToolResults === true, false);
           return {
@@ -121,7 +124,7 @@ export default definePlugin({
         }),
         responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
         handler: async ({ params, query }) => {
-          const rec = await ctx.services.get(SessionStoreToken).getSession(params.id);
+          const rec = await ctx.deps.store.getSession(params.id);
           if (!rec) throw ApiError.notFound(`Session not found: ${params.id}`);
           const html = await page(rec, query.toolResults === "1" || query.toolResults === "true", true);
           return {

@@ -2,6 +2,7 @@ import {
   ApiError,
   definePlugin,
   defineRoute,
+  optional,
   ProjectTrustToken,
   type ShellClassifier,
   ShellClassifierToken,
@@ -119,6 +120,10 @@ export default definePlugin({
     capabilities: ["routes", "process", "network"],
     configSchema: SshOptionsSchema,
   },
+  deps: {
+    trust: optional(ProjectTrustToken),
+    classifier: optional(ShellClassifierToken),
+  },
   register(ctx) {
     const o = ctx.options;
     const options: SshToolOptions = {
@@ -128,12 +133,12 @@ export default definePlugin({
       connectTimeoutSec: o.connectTimeoutSec ?? DEFAULT_SSH_TOOL_OPTIONS.connectTimeoutSec,
       confirm: o.confirm ?? DEFAULT_SSH_TOOL_OPTIONS.confirm,
     };
-    const store = new SshStore(ctx.home, ctx.log, () => ctx.services.tryGet(ProjectTrustToken));
+    const store = new SshStore(ctx.home, ctx.log, () => ctx.deps.trust);
     ctx.tools.add(
       createSshTool({
         store,
         options: () => options,
-        classify: (command) => dangerReason(ctx.services.tryGet(ShellClassifierToken), command),
+        classify: (command) => dangerReason(ctx.deps.classifier, command),
       }),
     );
 

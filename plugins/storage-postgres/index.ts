@@ -18,6 +18,7 @@ export default definePlugin({
     capabilities: ["storage", "network"],
     configSchema: T.Object({ url: T.String({ minLength: 1 }) }, { additionalProperties: false }),
   },
+  deps: {},
   register(ctx) {
     const store = new PostgresSessionStore({
       url: ctx.options.url,

@@ -17,6 +17,7 @@ export default definePlugin({
     provides: [SessionStoreToken.id],
     capabilities: ["storage"],
   },
+  deps: {},
   register(ctx) {
     const store = openSqliteStore(join(ctx.home, "agentd.db"));
     ctx.services.provide(SessionStoreToken, store);

@@ -34,6 +34,9 @@ export default definePlugin({
     description: "Built-in colour themes (dark, light, solarized, high contrast, ...) and GET /themes",
     capabilities: ["routes"],
   },
+  deps: {
+    themes: ThemeRegistryToken,
+  },
   register(ctx) {
     for (const theme of BUILTIN_THEMES) ctx.themes.add(theme);
     ctx.routes.add(
@@ -44,7 +47,7 @@ export default definePlugin({
         summary: "Colour themes for clients, built-in first",
         tags: ["catalog"],
         responses: { 200: T.Array(ThemeSchema) },
-        handler: () => ({ body: ctx.services.get(ThemeRegistryToken).list().map(toWire) }),
+        handler: () => ({ body: ctx.deps.themes.list().map(toWire) }),
       }),
     );
   },

@@ -42,6 +42,7 @@ export default definePlugin({
     description: "File tools: read, write, edit, ls, glob, grep (confined to the session's working directory)",
     capabilities: ["filesystem"],
   },
+  deps: {},
   register(ctx) {
     for (const tool of Object.values(createFsTools())) ctx.tools.add(tool);
   },

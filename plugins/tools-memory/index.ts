@@ -18,8 +18,10 @@ export default definePlugin({
     id: "tools-memory",
     version: "1.0.0",
     description: "memory (notes across sessions) and session_history (search earlier sessions)",
-    requires: [SessionStoreToken.id],
     capabilities: ["storage"],
+  },
+  deps: {
+    store: SessionStoreToken,
   },
   register(ctx) {
     let store: MemoryStore | undefined;
@@ -28,6 +30,6 @@ export default definePlugin({
       store = undefined;
     });
     ctx.tools.add(createMemoryTool(() => (store ??= MemoryStore.open(join(ctx.dataDir(), "memory.db")))));
-    ctx.tools.add(createSessionHistoryTool(() => ctx.services.tryGet(SessionStoreToken)));
+    ctx.tools.add(createSessionHistoryTool(() => ctx.deps.store));
   },
 });

@@ -1,5 +1,6 @@
 import {
   definePlugin,
+  optional,
   PermissionRulesToken,
   type PluginContext,
   SandboxToken,
@@ -60,6 +61,10 @@ export default definePlugin({
     provides: [ShellClassifierToken.id],
     configSchema: ShellOptionsSchema,
   },
+  deps: {
+    sandbox: optional(SandboxToken),
+    rules: optional(PermissionRulesToken),
+  },
   register(ctx) {
     ctx.services.provide(ShellClassifierToken, Object.freeze({ classify: classifyCommand }));
     const o = ctx.options;
@@ -77,8 +82,8 @@ export default definePlugin({
     });
     ctx.tools.add(
       createBashTool(limits, tasks, {
-        sandbox: () => ctx.services.tryGet(SandboxToken),
-        rules: () => ctx.services.tryGet(PermissionRulesToken),
+        sandbox: () => ctx.deps.sandbox,
+        rules: () => ctx.deps.rules,
       }),
     );
     ctx.tools.add(createBashOutputTool(limits, tasks));

@@ -1,23 +1,10 @@
-import { definePlugin, type Static, T } from "../../core/index.js";
+import { definePlugin, type Static, T, type WebSearchBackend, WebSearchRegistryToken } from "../../core/index.js";
 import { createWebFetchTool, DEFAULT_FETCH_LIMITS } from "./fetch-tool.js";
-import {
-  CONFIG_KEY,
-  createWebSearchRegistry,
-  createWebSearchTool,
-  type WebSearchBackend,
-  WebSearchRegistryToken,
-} from "./search.js";
+import { CONFIG_KEY, createWebSearchRegistry, createWebSearchTool } from "./search.js";
 import { createBraveBackend, createSearxngBackend } from "./search-backends.js";
 
 export { createWebFetchTool, DEFAULT_FETCH_LIMITS } from "./fetch-tool.js";
-export {
-  createWebSearchRegistry,
-  createWebSearchTool,
-  type WebSearchBackend,
-  type WebSearchRegistry,
-  WebSearchRegistryToken,
-  type WebSearchResult,
-} from "./search.js";
+export { createWebSearchRegistry, createWebSearchTool } from "./search.js";
 export { BRAVE_ENDPOINT, createBraveBackend, createSearxngBackend } from "./search-backends.js";
 
 const SearchOptions = T.Object({
@@ -82,6 +69,7 @@ export default definePlugin({
     capabilities: ["network"],
     configSchema: WebOptionsSchema,
   },
+  deps: {},
   register(ctx) {
     const options = ctx.options;
     ctx.tools.add(

@@ -1,4 +1,4 @@
-import type { WebSearchBackend, WebSearchResult } from "./search.js";
+import type { WebSearchBackend, WebSearchResult } from "../../core/index.js";
 
 /** Removes the highlighting markup (`<strong>`) and entities search APIs put into snippets. */
 function plain(html: string | undefined): string {

@@ -1,6 +1,4 @@
 import {
-  createToken,
-  type Disposable,
   defineTool,
   errorMessage,
   type Static,
@@ -9,30 +7,11 @@ import {
   type ToolResult,
   toDisposable,
   toolError,
+  type WebSearchBackend,
+  type WebSearchRegistry,
+  type WebSearchResult,
 } from "../../core/index.js";
 import { capText, withTimeout } from "./results.js";
-
-export interface WebSearchResult {
-  title: string;
-  url: string;
-  snippet: string;
-}
-
-/** A search engine web_search can use. Other plugins add theirs through `WebSearchRegistryToken`. */
-export interface WebSearchBackend {
-  /** What `pluginOptions.tools-web.search.backend` names to select it. */
-  readonly id: string;
-  search(query: string, opts: { limit: number; signal: AbortSignal }): Promise<WebSearchResult[]>;
-}
-
-export interface WebSearchRegistry {
-  /** Refuses a second backend with the same id. */
-  add(backend: WebSearchBackend): Disposable;
-  get(id: string): WebSearchBackend | undefined;
-  list(): WebSearchBackend[];
-}
-
-export const WebSearchRegistryToken = createToken<WebSearchRegistry>("web-search-backends");
 
 export function createWebSearchRegistry(): WebSearchRegistry {
   const backends = new Map<string, WebSearchBackend>();

@@ -61,6 +61,7 @@ export default definePlugin({
     description: "The bundled web UI at /",
     capabilities: ["routes", "pages"],
   },
+  deps: {},
   register(ctx) {
     let manifest: WebManifest | undefined;
     const assets = new Map<string, Buffer>();

@@ -2,6 +2,7 @@ import { isAbsolute, join } from "node:path";
 import {
   definePlugin,
   EventBusToken,
+  optional,
   ProjectTrustToken,
   SessionServiceToken,
   SessionStoreToken,
@@ -35,24 +36,30 @@ export default definePlugin({
     id: "worktrees",
     version: "1.0.0",
     description: "A git worktree per session: create, merge, discard, fork; cleaned up with the session",
-    requires: [SessionStoreToken.id],
     provides: [WorktreeServiceToken.id],
     capabilities: ["routes", "storage", "filesystem", "process"],
     configSchema: OptionsSchema,
+  },
+  deps: {
+    bus: EventBusToken,
+    sessions: SessionServiceToken,
+    store: SessionStoreToken,
+    trust: optional(ProjectTrustToken),
   },
   register(ctx) {
     const configured = ctx.options.root;
     if (configured !== undefined && !isAbsolute(configured)) {
       throw new Error(`pluginOptions.worktrees.root must be an absolute path: ${configured}`);
     }
-    const bus = ctx.services.get(EventBusToken);
-    const sessions = () => ctx.services.get(SessionServiceToken);
+    const { deps } = ctx;
+    const bus = deps.bus;
+    const sessions = () => deps.sessions;
     const worktrees = new Worktrees({
       root: configured ?? join(ctx.home, "worktrees"),
       file: registryFile(ctx.dataDir()),
       sessions,
-      store: () => ctx.services.get(SessionStoreToken),
-      trust: () => ctx.services.tryGet(ProjectTrustToken),
+      store: () => deps.store,
+      trust: () => deps.trust,
       runHook: async (sessionId, worktree) => {
         const work: Array<Promise<unknown>> = [];
         bus.emit({ type: "worktree.created", sessionId, worktree, waitUntil: (p) => void work.push(p) });
@@ -67,7 +74,7 @@ export default definePlugin({
   async start(ctx) {
     const worktrees = states.get(ctx);
     if (!worktrees) return;
-    ctx.services.get(SessionServiceToken).setWorktrees(worktrees);
+    ctx.deps.sessions.setWorktrees(worktrees);
     const removed = await worktrees.cleanup();
     if (removed) ctx.log.info({ removed }, "removed the worktrees of sessions that no longer exist");
   },

@@ -1,0 +1,122 @@
+import type { DisplayMessage, MessageImageUrl } from "./display.js";
+import type { SessionEvent, SessionEventOf } from "./events.js";
+import type {
+  ProjectTrustPrompt,
+  SessionMode,
+  SessionRecord,
+  SessionStatus,
+  SessionSummary,
+  SessionUsage,
+} from "./session-types.js";
+import type { ListQuery, SessionListEntry } from "./store.js";
+import { createToken } from "./tokens.js";
+import type { TurnController } from "./turns.js";
+import type { SessionWorktrees, WorktreeInfo, WorktreeRequest } from "./worktrees.js";
+
+export interface CreateSessionInput {
+  persona?: string;
+  model?: string;
+  cwd?: string;
+  title?: string;
+  /** A git worktree of `cwd`'s repository for the session (true: defaults). */
+  worktree?: boolean | WorktreeRequest;
+}
+
+/** GET /sessions/{id}. */
+export interface SessionView {
+  id: string;
+  persona: string;
+  model: string;
+  cwd: string;
+  mode: SessionMode;
+  title?: string;
+  pinned?: boolean;
+  isSandbox: boolean;
+  shareToken: string | null;
+  shareToolResults: boolean;
+  status: SessionStatus;
+  turnStartedAt: number | null;
+  streaming: unknown[] | null;
+  messages: DisplayMessage[];
+  oldestSeq: number | null;
+  hasMoreHistory: boolean;
+  messageCount: number;
+  usage: SessionUsage;
+  createdAt: string;
+  updatedAt: string;
+  /** The stream's last event when this view was taken (a client resumes its stream from it). */
+  lastSeq: number;
+  [pending: string]: unknown;
+}
+
+/** A page of older history (GET /sessions/{id}/history). */
+export interface SessionHistory {
+  messages: DisplayMessage[];
+  oldestSeq: number | null;
+  hasMoreHistory: boolean;
+}
+
+/**
+ * The session layer as plugins use it (the host provides it): sessions' lifecycle and metadata, their event streams,
+ * and the views the routes answer with. Every change is persisted before it is announced.
+ */
+export interface SessionService {
+  /** The session record (its event log loaded), or a 404 (`session_not_found`). */
+  require(id: string): Promise<SessionRecord>;
+  /** The session record (its event log loaded), or undefined. */
+  find(id: string): Promise<SessionRecord | undefined>;
+  create(input: CreateSessionInput): Promise<SessionRecord>;
+  list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }>;
+  /** A session's summary as listings and the feed show it. */
+  summary(
+    rec: SessionListEntry | SessionRecord,
+    trustOf?: (cwd: string) => ProjectTrustPrompt | undefined,
+    status?: SessionStatus,
+  ): SessionSummary;
+  /** GET /sessions/{id}: the record, its status and the last `turns` turns of its history. */
+  view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView>;
+  history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory>;
+  /** The first frame of a session stream: the present state. */
+  statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }>;
+  /** Every session's working directory by id (read once, then kept current). */
+  directories(): Promise<ReadonlyMap<string, string>>;
+  rename(id: string, title: string): Promise<SessionRecord>;
+  setPinned(id: string, pinned: boolean): Promise<SessionRecord>;
+  setMode(id: string, mode: SessionMode): Promise<SessionRecord>;
+  /** The session's share token (made on first share); `toolResults`: whether the page shows tool results. */
+  share(id: string, opts?: { toolResults?: boolean }): Promise<string>;
+  unshare(id: string): Promise<boolean>;
+  /** An independent copy of what is in the model's context; refused while a turn runs. */
+  fork(id: string): Promise<SessionRecord>;
+  /** Publishes an event on the session's stream (and its audit trail); its sequence number. */
+  publish(id: string, event: SessionEvent): number;
+  /** The last sequence number given out on the session's stream (0 when none). */
+  lastSeq(id: string): number;
+  /** Stores every published event now and resolves once they are stored. */
+  commit(): Promise<void>;
+  /** Empties the working set sent to the model (the visible history stays); `assertIdle` throws while a turn runs. */
+  cleanContext(id: string, assertIdle: () => void): Promise<{ body: { ok: true; originalTask?: string } }>;
+  /** Ends the session's running turn and closes its streams; data is kept. */
+  unload(id: string): Promise<void>;
+  deletePermanently(id: string): Promise<void>;
+  /** Persists a metadata change and announces it on both streams. */
+  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord>;
+  /** A turn started or ended: updatedAt moves and the summary with that status is announced. */
+  statusChanged(id: string, status: SessionStatus): Promise<void>;
+  /** Announces the session's current summary on both streams. */
+  announce(type: "session_created" | "session_update", rec: SessionRecord, status?: SessionStatus): void;
+  /** Who runs turns (idle everywhere without the agent plugin). */
+  readonly turnController: TurnController;
+  /** The session's worktree, if it has one. */
+  worktreeOf(id: string): WorktreeInfo | undefined;
+  /** The pending trust prompt of a working directory, if any. */
+  projectTrust(cwd: string): ProjectTrustPrompt | undefined;
+  /** Lets the worktree plugin give sessions their own git worktree. */
+  setWorktrees(w: SessionWorktrees): void;
+  /** Lets the project plugin say which sessions wait for a trust decision. */
+  setProjectTrustProbe(probe: (cwd: string) => ProjectTrustPrompt | undefined): void;
+  /** Lets the project plugin accept global and (trusted) project personas at creation. */
+  setPersonaResolver(visible: (name: string, cwd: string) => boolean): void;
+}
+
+export const SessionServiceToken = createToken<SessionService>("sessions");
