@@ -63,9 +63,12 @@ describe("terminal client and CLI: readable errors and kept messages (tmux)", fu
     await w.d.stop();
     await p.waitFor("reconnecting");
     await send(p, "please keep this message");
-    const screen = await p.waitFor("not sent: the daemon is unreachable");
-    const input = screen.split("\n").find((l) => l.startsWith("›"));
-    expect(input).to.include("please keep this message");
+    // The note and the input put back are drawn in two renders: wait for both.
+    const inputOf = (screen: string) => screen.split("\n").find((l) => l.startsWith("›")) ?? "";
+    const screen = await p.waitFor(
+      (s) => s.includes("not sent: the daemon is unreachable") && inputOf(s).includes("please keep this message"),
+    );
+    expect(inputOf(screen)).to.include("please keep this message");
   });
 
   it("shows why the last turn failed when the session is opened again", async () => {
