@@ -227,8 +227,8 @@ export interface Provider {
   stream(req: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderDelta>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
   /**
-   * Optional: loads what the first call needs (SDK modules, a client) ahead of it. The host calls it once, right
-   * after the daemon listens, off every request's path; it must not contact the provider.
+   * Optional: loads what the first call needs (SDK modules, a client) ahead of it. The host calls it once, after
+   * the daemon's first request, off every request's path; it must not contact the provider.
    */
   warmUp?(): Promise<void>;
 }
