@@ -42,12 +42,22 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * check that production does not run), so the figures are the production code path.
  */
 export async function bootDaemon(
-  opts: { providerUrl?: string; builtins?: PluginSource[]; validateResponses?: boolean; home?: string } = {},
+  opts: {
+    providerUrl?: string;
+    builtins?: PluginSource[];
+    validateResponses?: boolean;
+    home?: string;
+    /** More environment (e.g. AGENTD_DATABASE_URL). */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<BenchDaemon> {
   const home = opts.home ?? tempDir("agentd-bench-");
-  const env: Record<string, string> = opts.providerUrl
-    ? { OPENAI_BASE_URL: opts.providerUrl, OPENAI_API_KEY: "bench-key", AGENTD_MODEL: "fake-model" }
-    : {};
+  const env: Record<string, string> = {
+    ...(opts.providerUrl
+      ? { OPENAI_BASE_URL: opts.providerUrl, OPENAI_API_KEY: "bench-key", AGENTD_MODEL: "fake-model" }
+      : {}),
+    ...opts.env,
+  };
   const t0 = now();
   const daemon = await startDaemon({
     home,

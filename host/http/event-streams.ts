@@ -1,5 +1,5 @@
 import type { Disposable } from "../../core/disposable.js";
-import type { SessionEventLog } from "../../core/event-log.js";
+import type { EventLog } from "../../core/event-log-types.js";
 import type { SseStream } from "../../core/routes.js";
 import type { StoredEvent } from "../../core/session-types.js";
 import type { SessionService } from "../../core/sessions.js";
@@ -115,7 +115,7 @@ export async function streamSession(
   stream: SseStream,
   sessionId: string,
   sessions: SessionService,
-  log: SessionEventLog,
+  log: EventLog,
 ): Promise<void> {
   // The first frame describes the session as of its `lastSeq`; whatever was published after that is replayed.
   const status = await sessions.statusFrame(sessionId);
@@ -134,7 +134,7 @@ export async function streamSession(
   );
 }
 
-export function streamFeed(stream: SseStream, log: SessionEventLog): Promise<void> {
+export function streamFeed(stream: SseStream, log: EventLog): Promise<void> {
   const current = log.feedSeq();
   stream.send(JSON.stringify({ type: "connected", lastSeq: current }));
   const cursor = startCursor(stream, current, current, {});
