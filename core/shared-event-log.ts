@@ -31,7 +31,7 @@ class Channel {
   readonly listeners = new Set<FrameListener>();
   /** This daemon's appends in flight: a gap is read only after them (their result usually fills it). */
   inflight = 0;
-  /** Set when the doorbell was away: the next `load` reads the position again. */
+  /** Set while the position may be behind (never read, or the doorbell was away): the next `load` reads it. */
   stale = false;
   /** Touched since the last eviction pass. */
   used = true;
@@ -106,6 +106,8 @@ class Channel {
 
   private deliver(seq: number, json: string): void {
     this.delivered = seq;
+    // A read may return rows committed after the ring it answered: they are known now.
+    if (seq > this.known) this.known = seq;
     for (const fn of this.listeners) fn(seq, json);
   }
 
@@ -172,10 +174,13 @@ export class SharedEventLog implements EventLog {
       ch = this.addChannel(sessionId);
     }
     const loaded = ch;
-    loaded.stale = false;
     loaded.loading = (async () => {
       try {
         loaded.advance(await this.store.eventSeqReserved(sessionId));
+        loaded.stale = false;
+      } catch (err) {
+        loaded.stale = true;
+        throw err;
       } finally {
         loaded.loading = undefined;
       }
@@ -370,7 +375,10 @@ export class SharedEventLog implements EventLog {
       ch.used = true;
       return ch;
     }
-    return this.addChannel(sessionId);
+    // Not loaded: its position comes with its first append or ring, and the next `load` reads it.
+    const added = this.addChannel(sessionId);
+    added.stale = true;
+    return added;
   }
 
   private addChannel(sessionId: string): Channel {
