@@ -390,6 +390,27 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       }
     });
 
+    it("does not start when it cannot open its listening connection: one line, the URL redacted, the cause", async () => {
+      // A role allowed one connection (superusers ignore limits): the store's calls take it, the LISTEN finds none.
+      const role = `one_conn_${process.pid}`;
+      const admin = new pg.Client({ connectionString: cluster.url("postgres") });
+      await admin.connect();
+      await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
+      await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+      await admin.end();
+      const url = cluster.url(role).replace("postgres@", `${role}:pw-l@`);
+      const err = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } }).then(
+        async (d) => {
+          await d.cleanup();
+          return undefined;
+        },
+        (e: Error) => e,
+      );
+      expect(err?.message).to.contain(`cannot listen on the database ${redactUrl(url)}: `);
+      expect(err?.message).to.match(/too many connections/);
+      expect(err?.message).to.not.contain("pw-l");
+    });
+
     it("refuses a config database.url that is not a postgres:// URL", async () => {
       const err = await startTestDaemon({ config: { database: { url: "mysql://x@y/z" } } }).then(
         async (d) => {

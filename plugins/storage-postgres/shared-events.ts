@@ -41,6 +41,8 @@ export interface SharedEventsHost {
   run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T>;
   /** A new, unpooled client on the store's database (not connected). */
   client(): Promise<Client>;
+  /** The database's URL as it may be shown (password redacted). */
+  name(): string;
   onListenError(err: Error): void;
 }
 
@@ -122,7 +124,7 @@ class DoorbellListener implements EventListener {
       client.removeAllListeners("end");
       client.on("error", () => {});
       await client.end().catch(() => {});
-      throw err;
+      throw new Error(`cannot listen on the database ${this.host.name()}: ${causeOf(err)}`);
     }
     if (this.closed) {
       await client.end().catch(() => {});
@@ -148,7 +150,7 @@ class DoorbellListener implements EventListener {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.connect(true).catch((err: unknown) => {
-        this.host.onListenError(new Error(causeOf(err)));
+        this.host.onListenError(err instanceof Error ? err : new Error(String(err)));
         this.retry();
       });
     }, wait);

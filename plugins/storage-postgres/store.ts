@@ -119,6 +119,7 @@ export class PostgresSessionStore implements SessionStore {
           const pg = (await import("pg")).default;
           return new pg.Client({ connectionString: await opts.url, connectionTimeoutMillis: 10_000 });
         },
+        name: () => this.redacted,
         onListenError: (err) => opts.onListenError?.(err),
       },
       text,
