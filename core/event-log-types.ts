@@ -30,6 +30,11 @@ export interface EventLog {
   forget(sessionId: string): void;
   /** Resolves once every event published so far is stored. */
   durable(): Promise<void>;
+  /**
+   * Resolves once every event published so far has its number, so `currentSeq` and `feedSeq` count it: a stream's
+   * first frame is taken after it, so what a client's earlier request published comes before that frame.
+   */
+  numbered(): Promise<void>;
   /** Writes everything pending and stops. */
   close(): Promise<void>;
 }

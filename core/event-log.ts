@@ -207,6 +207,11 @@ export class SessionEventLog implements EventLog {
     return new Promise((resolve) => this.flushWaiters.push(resolve));
   }
 
+  /** Numbers are given as events are published. */
+  numbered(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Writes everything pending and releases unused reservations (clean shutdown keeps seqs contiguous). */
   async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);

@@ -272,6 +272,11 @@ export class SharedEventLog implements EventLog {
     return new Promise((resolve) => this.waiters.push({ upTo, resolve }));
   }
 
+  /** Numbers are given as events are stored. */
+  numbered(): Promise<void> {
+    return this.durable();
+  }
+
   async close(): Promise<void> {
     while (this.writing || this.pending.size > 0 || this.pendingFeed.length > 0) {
       this.write();
