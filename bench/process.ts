@@ -30,6 +30,7 @@ export type EngineName = "relay" | "daemon";
 
 /** Figures of one fresh process (ms, bytes). "added" = through the process minus read directly, same run. */
 export interface RunFigures {
+  /** Spawn until the first request, sent as soon as the process says it is ready, is answered. */
   coldMs: number;
   rssIdle: number;
   rssAfterLong: number;
@@ -94,7 +95,7 @@ async function spawnReady(
   args: string[],
   env: NodeJS.ProcessEnv,
   readyFile: string,
-): Promise<{ child: ChildProcess; ms: number }> {
+): Promise<{ child: ChildProcess; ms: number; t0: number }> {
   const t0 = now();
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
@@ -114,7 +115,15 @@ async function spawnReady(
     }
     await sleep(2);
   }
-  return { child, ms: now() - t0 };
+  return { child, ms: now() - t0, t0 };
+}
+
+/** What a client waits for at start-up: from the spawn until its first request (sent once ready) is answered. */
+async function firstAnswered(t0: number, url: string, headers: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(url, { headers });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`first request: ${res.status}`);
+  return now() - t0;
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -127,13 +136,13 @@ async function stopChild(child: ChildProcess): Promise<void> {
 export async function startRelay(providerUrl: string): Promise<Engine & { coldMs: number; base: string }> {
   const dir = tempDir("agentd-bench-relay-");
   const ready = join(dir, "ready.json");
-  const { child, ms } = await spawnReady([RELAY, providerUrl, ready], cleanEnv({}), ready);
-  await sleep(5);
+  const { child, t0 } = await spawnReady([RELAY, providerUrl, ready], cleanEnv({}), ready);
   const { port } = JSON.parse(readFileSync(ready, "utf8")) as { port: number };
   const base = `http://127.0.0.1:${port}`;
+  const coldMs = await firstAnswered(t0, `${base}/health`);
   let k = 0;
   return {
-    coldMs: ms,
+    coldMs,
     base,
     pid: child.pid as number,
     async newStream() {
@@ -173,16 +182,17 @@ async function startAgentd(providerUrl: string, cwd: string): Promise<Engine & {
   seedHistory(seed, historyId, HISTORY);
   await seed.cleanup();
   const env = cleanEnv({ OPENAI_BASE_URL: providerUrl, OPENAI_API_KEY: "bench-key", AGENTD_MODEL: "fake-model" });
-  const { child, ms } = await spawnReady(
+  const { child, t0 } = await spawnReady(
     [MAIN, "serve", "--port", "0", "--home", home],
     env,
     join(home, "server.json"),
   );
-  await sleep(5);
+  // server.json is written whole (a rename): readable as soon as it exists.
   const info = JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as { url: string; token: string };
+  const coldMs = await firstAnswered(t0, `${info.url}/api/v1/sessions`, { authorization: `Bearer ${info.token}` });
   const api = new ApiClient(info.url, info.token);
   return {
-    coldMs: ms,
+    coldMs,
     pid: child.pid as number,
     historyStream: daemonStream(api, historyId),
     async newStream() {

@@ -14,7 +14,7 @@ import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, signedMs, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
-import { printScale, type ScaleResult, scaleBench } from "./scale.js";
+import { printScale, printWholeRead, type ScaleResult, scaleBench, wholeReadBench } from "./scale.js";
 import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import {
@@ -26,6 +26,7 @@ import {
   singleStream,
 } from "./streaming.js";
 import { printTeam, type TeamResult, teamBench } from "./team.js";
+import { printTeamStore, teamStoreBench } from "./team-store.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
 import { printWebUi, type WebUiResult, webUiBench } from "./web-ui.js";
@@ -38,7 +39,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10,11 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -74,6 +75,7 @@ let single: SingleStreamResult[] = [];
 let ttft: TtftCase[] = [];
 let load: LoadResult | undefined;
 let loadPaced: LoadResult | undefined;
+let fanout: LoadResult | undefined;
 let boot: BootResult | undefined;
 let list: ListResult | undefined;
 let append: AppendResult | undefined;
@@ -117,6 +119,13 @@ await section("3. load", async () => {
   if (loadPaced.lost > 0 || loadPaced.duplicates > 0 || loadPaced.errors.length > 0) {
     console.log(`\n!!! TOKENS LOST: ${int(loadPaced.lost)} missing, ${int(loadPaced.duplicates)} duplicated !!!`);
     failures.push("3. load (10 ms): tokens lost");
+  }
+  // Fan-out: one session watched by 1,000 clients, a 500-token turn at 2 ms/token (issue 27).
+  fanout = await manyStreams(cwd, { sessions: 1, clientsPerSession: 1000, n: 500, gapMs: 2 });
+  printLoad(fanout);
+  if (fanout.lost > 0 || fanout.duplicates > 0 || fanout.errors.length > 0) {
+    console.log(`\n!!! TOKENS LOST: ${int(fanout.lost)} missing, ${int(fanout.duplicates)} duplicated !!!`);
+    failures.push("3. load (fan-out): tokens lost");
   }
 });
 
@@ -164,6 +173,7 @@ let scale: ScaleResult | undefined;
 await section("8. scale", async () => {
   scale = await scaleBench(cwd, 1000, Number(process.env.BENCH_SESSIONS ?? 100_000));
   printScale(scale);
+  printWholeRead(await wholeReadBench(cwd, 10_000, 10));
 });
 
 let sandbox: SandboxResult | undefined;
@@ -181,6 +191,10 @@ await section("10. team", async () => {
     console.log(`\n!!! TOKENS LOST: ${int(lost)} missing, ${int(team.duplicates)} duplicated !!!`);
     failures.push("10. team: tokens lost");
   }
+});
+
+await section("11. team store", async () => {
+  printTeamStore(await teamStoreBench(cwd, 200, 100));
 });
 
 await fake.close();
@@ -202,7 +216,7 @@ for (const r of single) {
   ]);
 }
 for (const c of ttft) rows.push([`TTFT p50, ${c.label}`, ms(c.direct.total.p50), ms(c.daemon.total.p50)]);
-for (const l of [load, loadPaced]) {
+for (const l of [load, loadPaced, fanout]) {
   if (!l) continue;
   const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms`;
   const [d, s] = [l.direct.latency, l.daemon.latency];
@@ -269,7 +283,7 @@ printTable("Summary (ms unless stated)", ["figure", "baseline", "agentd"], rows,
   `node ${process.version}, ${cpu.length} CPUs, load average at end ${load1()}, total run ${((now() - t0) / 1000).toFixed(1)} s`,
 ]);
 
-printGoals({ proc, load, loadPaced, list });
+printGoals({ proc, load, loadPaced, fanout, list });
 
 if (failures.length) {
   console.log(`\n${failures.length} problem(s):`);

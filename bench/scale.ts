@@ -110,3 +110,72 @@ export function printScale(r: ScaleResult): void {
     ["Goal: flat in the number of sessions (the two columns alike)."],
   );
 }
+
+export interface WholeReadResult {
+  messages: number;
+  recent: Summary;
+  whole: Summary;
+  bytes: number;
+}
+
+/**
+ * A session of `messages` messages (turns of a user message, a tool call, its result and an answer) read whole
+ * (`?turns=<all>`), next to its first page (`GET /sessions/{id}`, the recent turns) in the same daemon.
+ */
+export async function wholeReadBench(cwd: string, messages: number, reps: number): Promise<WholeReadResult> {
+  const bd = await bootDaemon();
+  try {
+    const id = await bd.api.createSession({ cwd, title: "a long session" });
+    const store = bd.daemon.services.get(SessionStoreToken) as SqliteSessionStore;
+    store.batch(() => {
+      for (let i = 0; i < messages; i++) {
+        const call = `c${i - (i % 4) + 1}`;
+        const path = `src/module${i % 50}.ts`;
+        if (i % 4 === 0) store.appendMessage(id, { role: "user", content: `please look at ${path} (${i})` });
+        else if (i % 4 === 1)
+          store.appendMessage(id, {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ id: call, name: "read", arguments: JSON.stringify({ path }) }],
+          });
+        else if (i % 4 === 2)
+          store.appendMessage(id, {
+            role: "tool",
+            toolCallId: call,
+            toolName: "read",
+            content: "export const x = 1;\n".repeat(40),
+          });
+        else store.appendMessage(id, { role: "assistant", content: `Done with ${path}. `.repeat(20) });
+      }
+    });
+    const time = async (path: string) => {
+      const out: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < reps + 2; i++) {
+        const t = now();
+        const res = await bd.api.get(path);
+        out.push(now() - t);
+        if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
+        bytes = res.text.length;
+      }
+      return { s: summarize(out.slice(2)), bytes };
+    };
+    const recent = await time(`/sessions/${id}`);
+    const whole = await time(`/sessions/${id}?turns=${messages}`);
+    return { messages, recent: recent.s, whole: whole.s, bytes: whole.bytes };
+  } finally {
+    await bd.cleanup();
+  }
+}
+
+export function printWholeRead(r: WholeReadResult): void {
+  printTable(
+    `8b. a ${int(r.messages)}-message session over HTTP (ms; the whole read is ${int(r.bytes / 1024)} KiB of JSON)`,
+    ["figure", "p50", "p99"],
+    [
+      ["GET /sessions/{id} (recent turns, baseline)", ms(r.recent.p50), ms(r.recent.p99)],
+      [`GET /sessions/{id}?turns=${r.messages} (whole)`, ms(r.whole.p50), ms(r.whole.p99)],
+    ],
+    ["Goal: the whole read <= 150 ms (issue 27). Client in the daemon's process: its JSON parse is included."],
+  );
+}

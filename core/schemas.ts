@@ -120,6 +120,19 @@ export const SessionSummarySchema = T.Object(
     projectTrust: T.Optional(ProjectTrustPromptSchema),
     waiting: T.Optional(SessionWaitingSchema),
     worktree: T.Optional(WorktreeInfoSchema),
+    match: T.Optional(
+      T.Object(
+        {
+          seq: T.Integer({ minimum: 1 }),
+          role: T.String(),
+          snippet: T.String({ description: "An excerpt around the match" }),
+        },
+        {
+          title: "SessionMatch",
+          description: "In a search whose terms the title does not hold: the newest message that matched",
+        },
+      ),
+    ),
   },
   { title: "SessionSummary" },
 );

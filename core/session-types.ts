@@ -139,6 +139,15 @@ export interface SessionSummary {
   waiting?: SessionWaiting;
   /** Present when the session works in a git worktree of its own. */
   worktree?: WorktreeInfo;
+  /** In a search (`GET /sessions?q=`) whose terms the title does not hold: the newest message that matched. */
+  match?: SessionMatch;
+}
+
+/** Why a session matched a search: an excerpt of its newest matching message. */
+export interface SessionMatch {
+  seq: number;
+  role: string;
+  snippet: string;
 }
 
 /**

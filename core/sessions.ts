@@ -260,7 +260,22 @@ export class SessionService {
       if (!prompts.has(cwd)) prompts.set(cwd, this.projectTrust(cwd));
       return prompts.get(cwd);
     };
-    return { sessions: sessions.map((s) => this.summary(s, trustOf)), total };
+    const summaries = sessions.map((s) => this.summary(s, trustOf));
+    if (query.q?.trim()) await this.attachMatches(summaries, query.q);
+    return { sessions: summaries, total };
+  }
+
+  /** Says why each listed session matched a search whose terms its title does not hold: its newest matching message. */
+  private async attachMatches(summaries: SessionSummary[], q: string): Promise<void> {
+    const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
+    await Promise.all(
+      summaries.map(async (s) => {
+        const title = (s.title ?? "").toLowerCase();
+        if (terms.every((t) => title.includes(t))) return;
+        const [hit] = await this.store.searchMessages(q, { sessionId: s.id, limit: 1 });
+        if (hit) s.match = { seq: hit.seq, role: hit.role, snippet: hit.snippet };
+      }),
+    );
   }
 
   summary(

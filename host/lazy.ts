@@ -7,20 +7,48 @@ const require = createRequire(import.meta.url);
 export type AjvModule = typeof import("ajv");
 export type ExpressModule = typeof import("express");
 
+/**
+ * A CommonJS dependency tree the build pre-bundled into one file next to the daemon's bundle (`vendor-<name>.cjs`,
+ * scripts/bundle.ts): one file to read and compile instead of dozens of modules to resolve, stat and load (express
+ * is ~50). The compiled modules (a bare tsc, the tests) have no such file beside them and load from node_modules.
+ */
+function vendored<T>(name: string, fromNodeModules: () => T): T {
+  try {
+    return require(`./vendor-${name}.cjs`) as T;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw err;
+    return fromNodeModules();
+  }
+}
+
 let expressModule: ExpressModule | undefined;
 
-/** express (with body-parser, ~90 ms to load): required when the first request arrives, not at boot. */
+/** express (with body-parser): required when the first request arrives, not at boot. */
 export function loadExpress(): ExpressModule {
-  expressModule ??= require("express") as ExpressModule;
+  expressModule ??= vendored("express", () => require("express") as ExpressModule);
   return expressModule;
 }
 
-let ajvModule: AjvModule | undefined;
+type AjvWithFormats = { ajv: AjvModule; formats: (ajv: InstanceType<AjvModule["Ajv"]>) => void };
+let ajvModules: AjvWithFormats | undefined;
 
-/** The ajv module (CommonJS, so it can be loaded synchronously on first use). */
+/** ajv and ajv-formats (one instance of ajv's code generator for both), loaded synchronously on first use. */
+function loadAjvWithFormats(): AjvWithFormats {
+  ajvModules ??= vendored("ajv", () => ({
+    ajv: require("ajv") as AjvModule,
+    formats: require("ajv-formats") as AjvWithFormats["formats"],
+  }));
+  return ajvModules;
+}
+
+/** The ajv module. */
 export function loadAjv(): AjvModule {
-  ajvModule ??= require("ajv") as AjvModule;
-  return ajvModule;
+  return loadAjvWithFormats().ajv;
+}
+
+/** ajv-formats' plugin, for an Ajv of {@link loadAjv}. */
+export function loadAjvFormats(): AjvWithFormats["formats"] {
+  return loadAjvWithFormats().formats;
 }
 
 /** Requires a CommonJS module on first use; the same instance an `import` of it would give. */

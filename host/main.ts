@@ -34,9 +34,7 @@ async function verifiedDaemon(info: ServerInfo): Promise<boolean> {
 
 async function serve(opts: { host?: string; port?: number; home?: string }): Promise<void> {
   // Before the daemon's modules load: they are what grows the young generation first.
-  (await import("./young-generation.js")).capYoungGeneration();
-  (await import("./wasm-baseline.js")).keepWasmBaseline();
-  (await import("./optimize-for-size.js")).optimizeForSize();
+  (await import("./v8-flags.js")).setDaemonFlags();
   // Signals are handled from the start: one that arrives while booting stops the daemon as soon as it is up.
   let daemon: Daemon | undefined;
   let pending: string | undefined;
@@ -308,6 +306,7 @@ program
   .option("--cwd <dir>", "working directory of a new session (default: the current one)")
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
+  .option("-w, --worktree [branch]", "a new session in a new git worktree (on BRANCH, default agentd/<session id>)")
   .action(async (prompt: string[], o: Record<string, unknown>) => {
     const typo = mistypedCommand(prompt);
     if (typo) {
@@ -328,6 +327,7 @@ program
   .option("--cwd <dir>", "working directory of a new session (default: the current one)")
   .option("--persona <name>", "persona of a new session")
   .option("--model <id>", "model of a new session")
+  .option("-w, --worktree [branch]", "a new session in a new git worktree (on BRANCH, default agentd/<session id>)")
   .option("--json", "print every event as one JSON line on stdout")
   .option("-y, --yes", "allow dangerous commands (denied otherwise)")
   .option("--answer <value>", "answer to a question the agent asks (repeat once per question)", collect)

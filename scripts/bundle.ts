@@ -10,8 +10,8 @@
  * (the openai and MCP SDKs, ...) stay lazy, each in its own chunk. Cold start is mostly module loading (typebox
  * alone is ~270 modules): the bundle loads a few files instead of ~600 (docs/benchmarks.md, issue 16).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
- * together: never a stale bundle next to fresh modules. better-sqlite3 (native) and what the code loads through
- * `createRequire` (express, ajv, ...) stay in node_modules. The chunks sit one level under dist/ like every
+ * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
+ * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The chunks sit one level under dist/ like every
  * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -61,8 +61,44 @@ const result = await build({
   logLevel: "warning",
   metafile: true,
 });
+// The CommonJS dependency trees the daemon requires on first use (host/lazy.ts), each pre-bundled into one file:
+// express is ~50 modules to resolve, stat, read and compile at the first request, ajv with ajv-formats ~100. One
+// file each is read and compiled instead (docs/benchmarks.md, issue 27). ajv and ajv-formats share one file, so the
+// formats plugin works on the same code generator as the Ajv it is added to.
+const vendor = await build({
+  entryPoints: { "vendor-express": "entry:express", "vendor-ajv": "entry:ajv" },
+  plugins: [
+    {
+      name: "vendor-entries",
+      setup(b) {
+        b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice(6), namespace: "vendor" }));
+        b.onLoad({ filter: /.*/, namespace: "vendor" }, (args) => ({
+          contents:
+            args.path === "ajv"
+              ? 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };'
+              : 'module.exports = require("express");',
+          loader: "js",
+          resolveDir: new URL("../..", import.meta.url).pathname,
+        }));
+      },
+    },
+  ],
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  allowOverwrite: true,
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+  metafile: true,
+});
 // Only after a successful build (esbuild writes nothing on failure): the chunks and maps of an earlier bundle (their
 // names carry a hash) go; tsc's declarations stay.
-const written = new Set(Object.keys(result.metafile.outputs).map((f) => f.split("/").pop()));
+const written = new Set(
+  [...Object.keys(result.metafile.outputs), ...Object.keys(vendor.metafile.outputs)].map((f) => f.split("/").pop()),
+);
 for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)) rmSync(join(outdir, f));
 console.log(`wrote ${outdir}`);

@@ -73,7 +73,13 @@ describe("bundled build (npm run build: dist/bundle)", () => {
       join(home, "config.json"),
       JSON.stringify({ plugins: [plugin], pluginCapabilities: { probe: ["routes"] } }),
     );
-    daemon = await spawnDaemon(home, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: "k", AGENTD_MODEL: "fake-model" });
+    daemon = await spawnDaemon(home, {
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_KEY: "k",
+      AGENTD_MODEL: "fake-model",
+      // Node's module loader says what it loads (stderr): which express and ajv the daemon runs.
+      NODE_DEBUG: "module",
+    });
   });
   after(async () => {
     if (daemon && daemon.child.exitCode === null) {
@@ -112,6 +118,10 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     const bad = await api.post(`/sessions/${id}/chat`, { nope: 1 });
     expect(bad.status).to.equal(400);
     expect(bad.body).to.have.property("error");
+    // express and ajv came from their one-file bundles beside the daemon's, not from node_modules' many modules.
+    const loaded = daemon?.stderr() ?? "";
+    expect(loaded).to.include(join(BUNDLE_DIR, "vendor-express.cjs")).and.include(join(BUNDLE_DIR, "vendor-ajv.cjs"));
+    expect(loaded).to.not.match(/node_modules\/(express|body-parser|ajv)\//);
   });
 
   it("gives a plugin that imports `agentd` the daemon's own modules: its tool and route work, one instance", async () => {

@@ -107,6 +107,31 @@ describe("sessions: lifecycle and metadata", () => {
     expect((await d.get(`/sessions/${a}`)).body.messages).to.have.length(2);
   });
 
+  it("says why a searched session matched: the newest matching message, unless the title holds the terms", async () => {
+    const store = d.daemon.services.get(SessionStoreToken);
+    const byText = await d.createSession({ cwd, title: "Explain this project" });
+    await store.appendMessage(byText, { role: "user", content: "why does the zebrafish parser fail?" });
+    await store.appendMessage(byText, { role: "assistant", content: "The zebrafish parser drops the last token." });
+    await store.appendMessage(byText, { role: "user", content: "thanks" });
+    const byTitle = await d.createSession({ cwd, title: "Zebrafish notes" });
+    await store.appendMessage(byTitle, { role: "user", content: "zebrafish again" });
+    const other = await d.createSession({ cwd, title: "Explain this project" });
+    await store.appendMessage(other, { role: "user", content: "nothing to see" });
+
+    const page = (await d.get("/sessions?q=zebrafish&limit=10")).body;
+    const found = new Map(page.sessions.map((s: { id: string }) => [s.id, s]));
+    expect([...found.keys()].sort()).to.deep.equal([byText, byTitle].sort());
+    expect(found.get(byText)).to.have.nested.property("match.seq", 2);
+    expect(found.get(byText)).to.have.nested.property("match.role", "assistant");
+    expect((found.get(byText) as { match: { snippet: string } }).match.snippet).to.include("zebrafish parser drops");
+    expect(found.get(byTitle)).to.not.have.property("match");
+    // Prefix terms match as the list does; a plain listing carries no match.
+    expect(
+      (await d.get("/sessions?q=zebraf&limit=10")).body.sessions.find((s: { id: string }) => s.id === byText),
+    ).to.have.nested.property("match.seq", 2);
+    for (const s of (await d.get("/sessions")).body) expect(s).to.not.have.property("match");
+  });
+
   it("pages history by user turns", async () => {
     const a = await d.createSession({ cwd });
     const store = d.daemon.services.get(SessionStoreToken);

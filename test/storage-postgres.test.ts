@@ -4,7 +4,7 @@ import pg from "pg";
 import { redactUrl } from "../plugins/storage-postgres/connection.js";
 import { PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
-import { makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
+import { type DaemonProcess, makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
 import { type PgCluster, pgCluster } from "./support/postgres.js";
 import { sessionRecord } from "./support/session-record.js";
@@ -343,6 +343,78 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         expect((await d.get("/server/status")).body.database.connected).to.equal(true);
       } finally {
         await d.cleanup();
+      }
+    });
+
+    it("a server restart mid-turn: the turn ends with an error, nothing acknowledged is lost, the next turn works", async () => {
+      const url = await cluster.createDatabase(undefined, { migrated: true });
+      const d = await startTestDaemon({
+        env: { AGENTD_DATABASE_URL: url },
+        config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } },
+      });
+      try {
+        const id = await d.createSession({ title: "restarted under a turn" });
+        const sse = await d.sse(`/sessions/${id}/events`);
+        let release: () => void = () => {};
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        fake.script(turn({ content: "half an answer" }, { waitFor: held }, { content: " and the rest" }));
+        expect((await d.post(`/sessions/${id}/chat`, { text: "acknowledged question" })).status).to.equal(202);
+        await sse.waitFor((f) => f.json.type === "token");
+        cluster.stop();
+        let end: { json: { reason?: string } } | undefined;
+        try {
+          release();
+          end = await sse.waitForType("end", 30_000);
+        } finally {
+          cluster.start();
+        }
+        sse.close();
+        // Exactly one end, an error: the answer could not be stored while the server was away.
+        expect(end?.json.reason).to.equal("error");
+        // The daemon reconnects by itself: the acknowledged message is there, and the next turn runs and is stored.
+        const again = await d.sse(`/sessions/${id}/events`);
+        fake.script(turn({ content: "second answer" }));
+        expect((await d.post(`/sessions/${id}/chat`, { text: "after the restart" })).status).to.equal(202);
+        await again.waitForType("end", 30_000);
+        again.close();
+        const rows = await query<{ role: string; content: string }>(
+          url,
+          "SELECT role, content FROM messages WHERE session_id = $1 ORDER BY seq",
+          [id],
+        );
+        // (content is stored as JSON)
+        expect(rows.filter((r) => r.role === "user").map((r) => JSON.parse(r.content))).to.deep.equal([
+          "acknowledged question",
+          "after the restart",
+        ]);
+        expect(rows.at(-1)?.role).to.equal("assistant");
+        expect(JSON.parse(rows.at(-1)?.content ?? "null")).to.equal("second answer");
+        const ends = (await d.get(`/sessions/${id}/events/history`)).body.events.filter(
+          (e: { type: string }) => e.type === "end",
+        );
+        expect(ends).to.have.length(2);
+      } finally {
+        await d.cleanup();
+      }
+    });
+
+    it("two `agentd serve` started at once on an empty database: one migrates, both serve the same sessions", async () => {
+      const url = await cluster.createDatabase();
+      const homes = [makeTempHome(), makeTempHome()];
+      const daemons = await Promise.all(homes.map((home) => spawnDaemon(home, { AGENTD_DATABASE_URL: url })));
+      try {
+        expect(await query(url, "SELECT version FROM agentd_schema")).to.deep.equal([{ version: PG_SCHEMA_VERSION }]);
+        const [a, b] = daemons as [DaemonProcess, DaemonProcess];
+        const id = await a.client.createSession({ title: "made on A" });
+        expect((await b.client.get(`/sessions/${id}`)).body.title).to.equal("made on A");
+      } finally {
+        for (const p of daemons) {
+          p.child.kill("SIGTERM");
+          await p.exited;
+        }
+        for (const home of homes) rmSync(home, { recursive: true, force: true });
       }
     });
 

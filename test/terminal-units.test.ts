@@ -108,10 +108,17 @@ describe("terminal client: pure parts", () => {
     expect(v.liveText).to.equal("");
     v.apply({ type: "tool_output", toolCallId: "t1", text: "a\nb\n" });
     expect(v.tools.get("t1")?.output).to.equal("a\nb\n");
+    v.apply({ type: "tool_end", id: "t1", name: "bash", status: "ok", result: { content: "a\nb" } });
+    // A denied call is reported once, on its own line, in the user's words (not the model-facing error).
+    v.apply({ type: "tool_start", id: "t2", name: "bash", args: '{"command":"rm -rf x"}' });
     v.apply({ type: "bash_confirm", id: "c1", command: "rm -rf x", reason: "delete" });
     expect(v.confirmations).to.have.length(1);
     v.apply({ type: "bash_confirm_resolved", id: "c1", allowed: false, by: "user" });
-    v.apply({ type: "tool_end", id: "t1", name: "bash", status: "error", result: { content: "denied" } });
+    const error = { code: "permission_denied", retryable: false };
+    v.apply({ type: "tool_end", id: "t2", name: "bash", status: "error", result: { content: "denied", error } });
+    // A confirmation with no running call it belongs to still gets its line.
+    v.apply({ type: "bash_confirm", id: "c2", command: "rm -rf y", reason: "delete" });
+    v.apply({ type: "bash_confirm_resolved", id: "c2", allowed: false, by: "timeout" });
     v.apply({ type: "decision_state", question: { id: "q", questions: [{ question: "Q?", options: [] }] } });
     expect(v.question?.id).to.equal("q");
     v.apply({ type: "decision_state" });
@@ -125,9 +132,14 @@ describe("terminal client: pure parts", () => {
       "thinking:hmm",
       "assistant:Para one.",
       "assistant:Para two.",
-      "note:denied: rm -rf x",
       "tool:[bash] ls",
+      "tool:[bash] rm -rf x",
+      "note:denied (timed out): rm -rf y",
       "note:turn aborted",
+    ]);
+    expect(v.items.filter((i) => i.kind === "tool").map((i) => "detail" in i && i.detail)).to.deep.equal([
+      undefined,
+      "denied by you",
     ]);
   });
 });

@@ -38,7 +38,7 @@ const ticks = async (n: number) => {
 };
 
 describe("warm-up after listening", () => {
-  it("warms the HTTP stack (Ajv, the first routes' validators) only once the first request has arrived", async () => {
+  it("warms the providers and the HTTP stack (Ajv, the first validators) only once the first request has arrived", async () => {
     let arrive: () => void = () => {};
     const firstRequest = new Promise<void>((resolve) => {
       arrive = resolve;
@@ -67,11 +67,12 @@ describe("warm-up after listening", () => {
     };
     const done = warmUp(app, [provider], silentLogger, () => false);
     await ticks(5);
-    expect(providerWarmed).to.equal(true);
+    expect(providerWarmed).to.equal(false);
     expect(calls).to.equal(0);
     arrive();
     await warmCalled;
     await done;
+    expect(providerWarmed).to.equal(true);
     expect(calls).to.equal(1);
   });
 
@@ -107,7 +108,7 @@ describe("warm-up after listening", () => {
     }
   });
 
-  it("calls each provider's warmUp once the daemon listens, and a failing one does not harm the daemon", async () => {
+  it("calls each provider's warmUp after the first request, and a failing one does not harm the daemon", async () => {
     const home = makeTempHome();
     let warmed: (serverInfoWritten: boolean) => void = () => {};
     const warmedAfterListening = new Promise<boolean>((resolve) => {
@@ -121,7 +122,8 @@ describe("warm-up after listening", () => {
       ],
     });
     try {
-      // server.json is written once the daemon listens: warm-up runs after it.
+      // server.json is written once the daemon listens; the warm-up follows the first request.
+      expect((await d.get("/server/identity")).status).to.equal(200);
       expect(await warmedAfterListening).to.equal(true);
       const status = await d.get("/server/status");
       expect(status.status).to.equal(200);
@@ -145,8 +147,8 @@ describe("warm-up after listening", () => {
         }),
       ],
     });
-    await warmUpCalled;
     expect((await d.get("/server/identity")).status).to.equal(200);
+    await warmUpCalled;
     await d.cleanup(); // would time out if stop() waited for the warm-up
   });
 

@@ -73,14 +73,21 @@ describe("web UI: the details of daily use (headless Chromium)", function () {
     expect(await w.page.evaluate(() => navigator.clipboard.readText())).to.equal("ERROR something failed at line 3\n");
   });
 
-  it("Retry sends the last message again; Edit and resend puts it back in the composer", async () => {
-    await open();
+  it("Retry replaces the last message's answer; Edit and resend puts the message back in the composer", async () => {
+    const id = await open();
     w.fake.script(text("First try."), text("Second try."));
     await send("explain the build");
     await transcript().getByText("First try.").waitFor();
     await w.page.getByRole("group", { name: "Last message" }).getByRole("button", { name: /Retry/ }).click();
     await transcript().getByText("Second try.").waitFor();
-    expect(JSON.stringify(w.fake.requests.at(-1))).to.include("explain the build");
+    // The provider saw the question once, without the first answer; the transcript holds one question, one answer.
+    const asked = JSON.stringify(w.fake.requests.at(-1));
+    expect(asked).to.include("explain the build").and.not.include("First try.");
+    expect(asked.split("explain the build").length - 1).to.equal(1);
+    await transcript().getByText("First try.").waitFor({ state: "detached" });
+    expect(await transcript().getByText("explain the build").count()).to.equal(1);
+    const stored = (await w.d.get(`/sessions/${id}`)).body.messages.map((m: { content: string }) => m.content);
+    expect(stored).to.deep.equal(["explain the build", "Second try."]);
     await w.page
       .getByRole("group", { name: "Last message" })
       .getByRole("button", { name: /Edit and resend/ })

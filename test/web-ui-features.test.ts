@@ -192,6 +192,18 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await message().waitFor();
   });
 
+  it("search says why a row matched: an excerpt of the message, the searched word marked", async () => {
+    const id = await d.createSession({ cwd: work, title: "Explain this project" });
+    const store = d.daemon.services.get(SessionStoreToken);
+    await store.appendMessage(id, { role: "user", content: "where is the quokka renderer configured?" });
+    await page.goto(d.baseUrl);
+    await page.getByRole("searchbox", { name: "Search sessions" }).fill("quokka");
+    const row = page.getByRole("navigation", { name: "Sessions" }).locator(`a[href="#/s/${id}"]`);
+    await row.locator(".match", { hasText: "where is the quokka renderer" }).waitFor();
+    expect(await row.locator(".match mark").allTextContents()).to.deep.equal(["quokka"]);
+    await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/search-snippet.png") });
+  });
+
   it("opens a long session at its latest messages and pages older ones in on request", async () => {
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);

@@ -47,7 +47,7 @@ export async function bootDaemon(
     builtins?: PluginSource[];
     validateResponses?: boolean;
     home?: string;
-    /** More environment (e.g. AGENTD_DATABASE_URL). */
+    /** More environment, e.g. AGENTD_DATABASE_URL. */
     env?: Record<string, string>;
   } = {},
 ): Promise<BenchDaemon> {

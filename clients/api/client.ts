@@ -30,11 +30,15 @@ export function errorText(error: unknown, response?: Response): string {
   return response ? `HTTP ${response.status} ${response.statusText}` : String(error);
 }
 
-/** Unwraps an openapi-fetch result: the data, or an Error carrying the daemon's `{error}` text and status. */
+/** What `ok` throws: the daemon's `{error}` text, the status, and the whole error body (e.g. a conflict's `paths`). */
+export type ApiCallError = Error & { status: number; body?: { error?: string; code?: string; paths?: string[] } };
+
+/** Unwraps an openapi-fetch result: the data, or an ApiCallError carrying the daemon's `{error}` text and status. */
 export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<NonNullable<T>> {
   const r = await call;
   if (r.error !== undefined || r.data === undefined || r.data === null) {
-    throw Object.assign(new Error(errorText(r.error, r.response)), { status: r.response.status });
+    const body = r.error && typeof r.error === "object" ? (r.error as ApiCallError["body"]) : undefined;
+    throw Object.assign(new Error(errorText(r.error, r.response)), { status: r.response.status, body });
   }
   return r.data as NonNullable<T>;
 }

@@ -1625,6 +1625,16 @@ export interface components {
       };
       messages: components["schemas"]["ExportedMessage"][];
     };
+    /**
+     * SessionMatch
+     * @description In a search whose terms the title does not hold: the newest message that matched
+     */
+    SessionMatch: {
+      seq: number;
+      role: string;
+      /** @description An excerpt around the match */
+      snippet: string;
+    };
     /** SessionMcpServers */
     SessionMcpServers: {
       /** @description Server name -> server entry (checked like the config key; invalid entries are listed as failed) */
@@ -1661,6 +1671,7 @@ export interface components {
       projectTrust?: components["schemas"]["ProjectTrustPrompt"];
       waiting?: components["schemas"]["SessionWaiting"];
       worktree?: components["schemas"]["WorktreeInfo"];
+      match?: components["schemas"]["SessionMatch"];
     };
     /**
      * SessionTurnError

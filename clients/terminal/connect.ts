@@ -14,6 +14,19 @@ export interface SessionChoice {
   cwd?: string;
   persona?: string;
   model?: string;
+  /** `--worktree [branch]`: a new session in a new git worktree of the directory's repository. */
+  worktree?: boolean | string;
+}
+
+/**
+ * `--worktree [branch]` takes the next word as its branch; a quoted prompt (it has spaces, which no branch has) is
+ * the prompt after all: `agentd --worktree "fix the login bug"`.
+ */
+export function promptAfterWorktree(words: string[], choice: SessionChoice): string[] {
+  if (typeof choice.worktree !== "string" || !/\s/.test(choice.worktree)) return words;
+  const prompt = choice.worktree;
+  choice.worktree = true;
+  return [prompt, ...words];
 }
 
 export function resolveCwd(dir?: string): string {
@@ -34,6 +47,9 @@ export async function openSession(
   conn: DaemonConnection,
   choice: SessionChoice,
 ): Promise<{ id: string; created: boolean }> {
+  if (choice.worktree && (choice.session || choice.continue)) {
+    throw new Error("--worktree starts a new session: it cannot be combined with --session or --continue");
+  }
   if (choice.session) {
     await ok(conn.api.GET("/api/v1/sessions/{id}", { params: { path: { id: choice.session }, query: { turns: 1 } } }));
     return { id: choice.session, created: false };
@@ -50,6 +66,9 @@ export async function openSession(
         cwd,
         ...(choice.persona ? { persona: choice.persona } : {}),
         ...(choice.model ? { model: choice.model } : {}),
+        ...(choice.worktree
+          ? { worktree: typeof choice.worktree === "string" ? { branch: choice.worktree } : true }
+          : {}),
       },
     }),
   );

@@ -137,3 +137,24 @@ export function compactNumber(n: number): string {
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
+
+/** `key: names` lines for the trust prompt, skipping empty groups. */
+export function describeResources(resources: Record<string, unknown>): string[] {
+  const labels: Record<string, string> = {
+    contextFiles: "context files",
+    rules: "rules",
+    skills: "skills",
+    personas: "personas",
+    mcp: "MCP servers",
+    hooks: "hooks",
+    ssh: "SSH hosts",
+    plugins: "plugins",
+  };
+  return Object.entries(resources)
+    .filter(([, v]) => Array.isArray(v) && v.length > 0)
+    .map(([k, v]) => `${labels[k] ?? k}: ${(v as unknown[]).map(resourceName).join(", ")}`);
+}
+
+/** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
+const resourceName = (x: unknown) =>
+  typeof x === "string" ? x : `${(x as { name?: string }).name} (${(x as { state?: string }).state})`;

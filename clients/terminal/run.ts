@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { ok } from "../api/client.js";
 import { type StreamEvent, subscribe } from "../api/events.js";
-import { connect, openSession, type SessionChoice } from "./connect.js";
+import { connect, openSession, promptAfterWorktree, type SessionChoice } from "./connect.js";
 import { EXIT, formatQuestions, type QuestionSpec, type ToolResultLike, toolError, toolLine } from "./format.js";
 
 export interface RunOptions extends SessionChoice {
@@ -32,7 +32,7 @@ export async function promptFrom(words: string[]): Promise<string> {
 }
 
 export async function runCommand(words: string[], opts: RunOptions): Promise<number> {
-  const prompt = await promptFrom(words);
+  const prompt = await promptFrom(promptAfterWorktree(words, opts));
   if (!prompt) {
     process.stderr.write(
       'agentd run: no prompt (give it as an argument, e.g. agentd run "fix the tests", or on stdin)\n',

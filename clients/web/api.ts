@@ -1,8 +1,8 @@
 /** The daemon's /api/v1, typed from the published OpenAPI document; the browser signs in with its cookie. */
-import { createApi, ok, type Schemas } from "../api/client.js";
+import { type ApiCallError, createApi, ok, type Schemas } from "../api/client.js";
 import { online } from "./store.js";
 
-export type { Schemas };
+export type { ApiCallError, Schemas };
 export type Session = Schemas["Session"];
 export type SessionSummary = Schemas["SessionSummary"];
 export type DisplayMessage = Schemas["DisplayMessage"];

@@ -27,6 +27,7 @@ import {
 } from "./store.js";
 import { followTabState } from "./title.js";
 import { Transcript } from "./transcript.js";
+import { WorktreePanel } from "./worktree.js";
 
 function notify(title: string, body: string): void {
   if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
@@ -124,6 +125,7 @@ function SessionView({ id }: { id: string }) {
         {panel.value === "changes" && <Changes s={s} />}
         {panel.value === "files" && <Files s={s} />}
         {panel.value === "share" && <SharePanel s={s} />}
+        {panel.value === "worktree" && <WorktreePanel s={s} />}
       </div>
     </div>
   );

@@ -1,5 +1,6 @@
 /** Side panels: a new session (directory picker, persona, model), the working-tree changes, the session's inputs. */
 import { useSignal } from "@preact/signals";
+import type { ComponentChildren } from "preact";
 import { useEffect } from "preact/hooks";
 import { api, messageOf, ok, type Schemas } from "./api.js";
 import { ModelInput } from "./models.js";
@@ -7,11 +8,24 @@ import type { SessionState } from "./session.js";
 import { loadSessions } from "./sidebar.js";
 import { chosenModel, config, panel, select, showToast } from "./store.js";
 
-function Close() {
+export function Close() {
   return (
     <button type="button" onClick={() => (panel.value = "none")}>
       Close
     </button>
+  );
+}
+
+/** A side panel: its title, Close, and what it shows. */
+export function Panel({ title, children }: { title: string; children: ComponentChildren }) {
+  return (
+    <section class="panel" aria-label={title}>
+      <header class="panel-head">
+        <h2>{title}</h2>
+        <Close />
+      </header>
+      {children}
+    </section>
   );
 }
 
@@ -23,6 +37,8 @@ export function NewSession() {
   const personas = useSignal<Schemas["Persona"][]>([]);
   const persona = useSignal(config.value?.persona ?? "");
   const model = useSignal(chosenModel());
+  const inWorktree = useSignal(false);
+  const branch = useSignal("");
   /** Lists a directory; the field takes its resolved path only when the user picked it (not while typing). */
   const browse = async (path: string | undefined, take: boolean) => {
     try {
@@ -57,6 +73,7 @@ export function NewSession() {
             cwd: checked?.path,
             persona: persona.value || undefined,
             model: model.value || undefined,
+            ...(inWorktree.value ? { worktree: branch.value.trim() ? { branch: branch.value.trim() } : true } : {}),
           },
         }),
       );
@@ -142,6 +159,27 @@ export function NewSession() {
         </select>
       </label>
       <ModelInput label="Model" value={model.value} onChange={(v) => (model.value = v)} />
+      <label class="option">
+        <input
+          type="checkbox"
+          checked={inWorktree.value}
+          onChange={(e) => (inWorktree.value = e.currentTarget.checked)}
+        />
+        In a new worktree <span class="muted">(a git worktree and branch of its own, merged back when done)</span>
+      </label>
+      {inWorktree.value && (
+        <label>
+          Branch
+          <input
+            type="text"
+            value={branch.value}
+            placeholder="agentd/<session id>"
+            spellcheck={false}
+            autocomplete="off"
+            onInput={(e) => (branch.value = e.currentTarget.value)}
+          />
+        </label>
+      )}
       <button type="submit" class="primary" disabled={creating.value}>
         {creating.value ? "Creating…" : "Create session"}
       </button>
@@ -164,11 +202,7 @@ export function Changes({ s }: { s: SessionState }) {
   }, [s]);
   const g = git.value;
   return (
-    <section class="panel" aria-label="Changes">
-      <header class="panel-head">
-        <h2>Changes</h2>
-        <Close />
-      </header>
+    <Panel title="Changes">
       {g?.isGit && (
         <p class="muted">
           Branch <strong>{g.branch ?? "(detached)"}</strong>
@@ -206,7 +240,7 @@ export function Changes({ s }: { s: SessionState }) {
           </pre>
         </details>
       ))}
-    </section>
+    </Panel>
   );
 }
 
@@ -233,11 +267,7 @@ export function Files({ s }: { s: SessionState }) {
     load();
   };
   return (
-    <section class="panel" aria-label="Attachments">
-      <header class="panel-head">
-        <h2>Attachments</h2>
-        <Close />
-      </header>
+    <Panel title="Attachments">
       {list.value?.entries.length === 0 && <p class="muted">No attachments yet.</p>}
       <ul class="files">
         {list.value?.entries.map((f) => (
@@ -258,6 +288,6 @@ export function Files({ s }: { s: SessionState }) {
           </li>
         ))}
       </ul>
-    </section>
+    </Panel>
   );
 }

@@ -3,11 +3,12 @@
  * less used actions sit in a "⋯" menu, so the header keeps to one row. Deleting asks in a dialog of the page.
  */
 import { useSignal } from "@preact/signals";
-import { useEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok } from "./api.js";
+import { ConfirmDialog } from "./confirm-dialog.js";
 import type { SessionState } from "./session.js";
 import { loadSessions, titleOf } from "./sidebar.js";
 import { modelLabel, panel, select, showToast } from "./store.js";
+import { BranchChip, ConfirmDiscard } from "./worktree.js";
 
 interface Action {
   label: string;
@@ -18,31 +19,11 @@ interface Action {
   keep?: boolean;
 }
 
-function ConfirmDelete({ onCancel, onDelete }: { onCancel: () => void; onDelete: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    ref.current?.showModal();
-  }, []);
-  return (
-    <dialog ref={ref} class="confirm" aria-labelledby="confirm-delete-title" onClose={onCancel}>
-      <h2 id="confirm-delete-title">Delete this session?</h2>
-      <p>Its messages and attachments are removed for good. Files it changed in the project stay as they are.</p>
-      <div class="row end">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="button" class="danger-fill" onClick={onDelete}>
-          Delete session
-        </button>
-      </div>
-    </dialog>
-  );
-}
-
 export function SessionHeader({ s }: { s: SessionState }) {
   const renaming = useSignal(false);
   const confirming = useSignal(false);
   const menu = useSignal(false);
+  const discarding = useSignal(false);
   const info = s.info.value;
   if (!info) return null;
   const id = { params: { path: { id: s.id } } };
@@ -55,7 +36,7 @@ export function SessionHeader({ s }: { s: SessionState }) {
       showToast(messageOf(err));
     }
   };
-  const toggle = (p: "changes" | "files" | "share") => (panel.value = panel.value === p ? "none" : p);
+  const toggle = (p: "changes" | "files" | "share" | "worktree") => (panel.value = panel.value === p ? "none" : p);
   const actions: Action[] = [
     { label: "Rename", run: () => (renaming.value = true) },
     {
@@ -73,6 +54,12 @@ export function SessionHeader({ s }: { s: SessionState }) {
     { label: info.shareToken ? "Shared" : "Share", pressed: panel.value === "share", run: () => toggle("share") },
     { label: "Changes", pressed: panel.value === "changes", run: () => toggle("changes"), keep: true },
     { label: "Attachments", pressed: panel.value === "files", run: () => toggle("files") },
+    ...(info.worktree
+      ? [
+          { label: "Merge…", pressed: panel.value === "worktree", run: () => toggle("worktree") },
+          { label: "Discard worktree", danger: true, run: () => (discarding.value = true) },
+        ]
+      : []),
     { label: "Delete", danger: true, run: () => (confirming.value = true) },
   ];
   const remove = () =>
@@ -120,6 +107,7 @@ export function SessionHeader({ s }: { s: SessionState }) {
       <span class="muted cwd" title={info.cwd}>
         {info.cwd} · {modelLabel(info.model)}
       </span>
+      {info.worktree && <BranchChip wt={info.worktree} />}
       <div class="actions" role="toolbar" aria-label="Session actions">
         {actions.map((a) => (
           <button
@@ -166,14 +154,20 @@ export function SessionHeader({ s }: { s: SessionState }) {
         </span>
       </div>
       {confirming.value && (
-        <ConfirmDelete
+        <ConfirmDialog
+          id="confirm-delete-title"
+          title="Delete this session?"
+          action="Delete session"
           onCancel={() => (confirming.value = false)}
-          onDelete={() => {
+          onConfirm={() => {
             confirming.value = false;
             remove();
           }}
-        />
+        >
+          <p>Its messages and attachments are removed for good. Files it changed in the project stay as they are.</p>
+        </ConfirmDialog>
       )}
+      {discarding.value && <ConfirmDiscard s={s} onClose={() => (discarding.value = false)} />}
     </header>
   );
 }

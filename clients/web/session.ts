@@ -6,6 +6,9 @@ import { batch, type Signal, signal } from "@preact/signals";
 import { api, type DisplayMessage, ok, type Schemas } from "./api.js";
 import { modelLabel, online, uid } from "./store.js";
 
+/** A page of recent history, as GET /sessions/{id} and the rewind/redo events carry it. */
+type HistoryView = { messages: DisplayMessage[]; oldestSeq: number | null; hasMoreHistory: boolean };
+
 export interface ToolState {
   id: string;
   name: string;
@@ -115,21 +118,15 @@ export class SessionState {
   async reload(): Promise<void> {
     try {
       const s = await ok(api.GET("/api/v1/sessions/{id}", { params: { path: { id: this.id } } }));
-      this.tools.clear();
-      this.seenSeqs.clear();
-      const items = withTurnFooters(s.messages, (m) => this.fromDisplay(m), s.status === "running");
-      // Why the last turn failed, where it failed: after the last message (unless a later turn has begun).
       const failed = s.lastError;
-      const lastSeq = items.reduce((n, i) => Math.max(n, i.seq ?? 0), 0);
-      if (failed && failed.afterSeq >= lastSeq)
-        items.push({ key: nextKey(), role: "error", content: failed.message, at: failed.at });
       const streaming = (s.streaming ?? []) as Array<{ kind?: string; text?: string }>;
       batch(() => {
         this.info.value = s;
-        this.items.value = items;
-        this.hidden.value = Math.max(0, items.length - PAGE);
-        this.hasMoreHistory.value = s.hasMoreHistory;
-        this.oldestSeq = s.oldestSeq;
+        this.redraw(s, s.status === "running");
+        // Why the last turn failed, where it failed: after the last message (unless a later turn has begun).
+        const lastSeq = this.items.value.reduce((n, i) => Math.max(n, i.seq ?? 0), 0);
+        if (failed && failed.afterSeq >= lastSeq)
+          this.push({ key: nextKey(), role: "error", content: failed.message, at: failed.at });
         this.status.value = s.status;
         this.mode.value = s.mode;
         this.liveText.value = streaming
@@ -147,6 +144,17 @@ export class SessionState {
     } catch (err) {
       this.loadError.value = err instanceof Error ? err.message : String(err);
     }
+  }
+
+  /** Shows a page of recent history in place of everything shown (a load, a rewind, a redo). */
+  private redraw(view: HistoryView, running: boolean): void {
+    this.tools.clear();
+    this.seenSeqs.clear();
+    const items = withTurnFooters(view.messages, (m) => this.fromDisplay(m), running);
+    this.items.value = items;
+    this.hidden.value = Math.max(0, items.length - PAGE);
+    this.hasMoreHistory.value = view.hasMoreHistory;
+    this.oldestSeq = view.oldestSeq;
   }
 
   /** Reveals older loaded messages, then pages older history in from the daemon. */
@@ -232,7 +240,28 @@ export class SessionState {
     };
   }
 
-  /** Sends a message as a new turn (Retry); a failure is shown like any other. */
+  /**
+   * Retry: the last user message and its answer are replaced, not followed. The conversation is rewound to before
+   * the message (files stay as they are; "Rewind to here" restores those), then the message is sent again.
+   */
+  async retry(seq: number | undefined, text: string): Promise<void> {
+    try {
+      if (seq !== undefined) {
+        await ok(
+          api.POST("/api/v1/sessions/{id}/rewind", {
+            params: { path: { id: this.id } },
+            body: { messageSeq: seq, restore: "conversation" },
+          }),
+        );
+      }
+    } catch (err) {
+      this.push({ key: nextKey(), role: "error", content: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    await this.send(text);
+  }
+
+  /** Sends a message as a new turn; a failure is shown like any other. */
   async send(text: string): Promise<void> {
     try {
       await ok(
@@ -283,9 +312,12 @@ export class SessionState {
         });
         return;
       case "resync":
+        void this.reload();
+        return;
       case "rewind":
       case "redo":
-        void this.reload();
+        // The event carries the history after it: redrawn in stream order, so what follows it is never lost.
+        this.redraw(e as unknown as HistoryView, false);
         return;
       case "user_message": {
         const m = e.message as { content?: unknown; seq?: number };
@@ -423,7 +455,9 @@ export class SessionState {
         return;
       case "session_update": {
         const summary = e.session as Schemas["SessionSummary"] | undefined;
-        if (this.info.value && summary) this.info.value = { ...this.info.value, ...summary };
+        // A summary without a worktree means the session has none (any more: discarded, maybe by another client).
+        if (this.info.value && summary)
+          this.info.value = { ...this.info.value, ...summary, worktree: summary.worktree };
         if (summary) this.setTrust(summary.projectTrust);
         return;
       }

@@ -1,4 +1,4 @@
-/** The session list: pinned first, then grouped by recency; search, paging, live updates from /sessions/events. */
+/** The session list: pinned first, then grouped by repository; search, paging, live updates from /sessions/events. */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, ok, type Schemas, type SessionSummary } from "./api.js";
@@ -23,7 +23,8 @@ function patchSession(s: SessionSummary): void {
   const i = sessions.value.findIndex((x) => x.id === s.id);
   if (i < 0) return;
   const next = [...sessions.value];
-  next[i] = s;
+  // The feed knows nothing of the search: keep why the row matched.
+  next[i] = { ...s, match: next[i]?.match };
   sessions.value = next;
 }
 
@@ -53,16 +54,32 @@ function followSessions(): () => void {
   return () => es.close();
 }
 
-function group(s: SessionSummary): string {
-  if (s.pinned) return "Pinned";
-  const age = Date.now() - Date.parse(s.updatedAt);
-  const day = 86_400_000;
-  const today = new Date();
-  today.setHours(0, 0, 0, 0);
-  if (Date.parse(s.updatedAt) >= today.getTime()) return "Today";
-  if (age < 2 * day) return "Yesterday";
-  if (age < 7 * day) return "This week";
-  return "Older";
+const PINNED = "\u0000pinned";
+
+/** The repository a session works on: its worktree's main checkout, else its directory. */
+function repositoryOf(s: SessionSummary): string {
+  return s.worktree?.repository ?? s.cwd;
+}
+
+const baseName = (path: string) => path.split("/").filter(Boolean).pop() ?? "/";
+
+/**
+ * Pinned sessions first, then one group per repository (a worktree session goes with its repository), in the order
+ * of their most recent session (the list comes most recent first). A group is named by its folder, or by its whole
+ * path when two folders have the same name.
+ */
+function groupSessions(list: SessionSummary[]): Array<{ key: string; name: string; sessions: SessionSummary[] }> {
+  const groups = new Map<string, SessionSummary[]>();
+  for (const s of list) {
+    const key = s.pinned ? PINNED : repositoryOf(s);
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  const names = new Map<string, number>();
+  for (const key of groups.keys()) names.set(baseName(key), (names.get(baseName(key)) ?? 0) + 1);
+  const name = (key: string) => (key === PINNED ? "Pinned" : (names.get(baseName(key)) ?? 0) > 1 ? key : baseName(key));
+  return [...groups]
+    .sort(([a], [b]) => Number(b === PINNED) - Number(a === PINNED))
+    .map(([key, sessions]) => ({ key, name: name(key), sessions }));
 }
 
 const WAITING: Record<NonNullable<SessionSummary["waiting"]>, string> = {
@@ -100,12 +117,6 @@ export function Sidebar() {
     void loadSessions().catch(() => undefined);
     return followSessions();
   }, []);
-  const groups = new Map<string, SessionSummary[]>();
-  for (const s of sessions.value) {
-    const g = group(s);
-    groups.set(g, [...(groups.get(g) ?? []), s]);
-  }
-  const order = ["Pinned", "Today", "Yesterday", "This week", "Older"];
   return (
     <nav aria-label="Sessions" class={`sidebar${sidebarOpen.value ? " open" : ""}`}>
       <button type="button" class="primary wide" onClick={() => (panel.value = "new")}>
@@ -120,38 +131,49 @@ export function Sidebar() {
           void loadSessions().catch(() => undefined);
         }}
       />
-      {order
-        .filter((g) => groups.has(g))
-        .map((g) => (
-          <section key={g} aria-label={g}>
-            <h2 class="group">{g}</h2>
-            <ul>
-              {groups.get(g)?.map((s) => (
-                <li key={s.id}>
-                  <a
-                    href={`#/s/${s.id}`}
-                    aria-current={s.id === selectedId.value ? "page" : undefined}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      select(s.id);
-                    }}
-                  >
-                    <span class="title">{titleOf(s)}</span>
-                    {s.status === "running" && (
-                      <span class="run-dot" role="status" aria-label="running">
-                        ●
-                      </span>
-                    )}
-                    {s.waiting && <WaitingBadge waiting={s.waiting} />}
-                    <span class="sub" title={`${s.cwd} · ${s.messageCount} messages · ${modelLabel(s.model)}`}>
-                      {s.cwd.split("/").filter(Boolean).pop() ?? "/"} · {since(s.updatedAt)}
+      {groupSessions(sessions.value).map((g) => (
+        <section key={g.key} aria-label={g.name}>
+          <h2 class={g.key === PINNED ? "group" : "group repo"} title={g.key === PINNED ? undefined : g.key}>
+            {g.name}
+          </h2>
+          <ul>
+            {g.sessions.map((s) => (
+              <li key={s.id}>
+                <a
+                  href={`#/s/${s.id}`}
+                  aria-current={s.id === selectedId.value ? "page" : undefined}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    select(s.id);
+                  }}
+                >
+                  <span class="title">{titleOf(s)}</span>
+                  {s.status === "running" && (
+                    <span class="run-dot" role="status" aria-label="running">
+                      ●
                     </span>
-                  </a>
-                </li>
-              ))}
-            </ul>
-          </section>
-        ))}
+                  )}
+                  {s.waiting && <WaitingBadge waiting={s.waiting} />}
+                  <span class="sub" title={`${s.cwd} · ${s.messageCount} messages · ${modelLabel(s.model)}`}>
+                    {[
+                      s.worktree ? `⎇ ${s.worktree.branch}` : "",
+                      g.key === PINNED ? baseName(repositoryOf(s)) : "",
+                      since(s.updatedAt),
+                    ]
+                      .filter(Boolean)
+                      .join(" · ")}
+                  </span>
+                  {s.match && (
+                    <span class="match" title={`${s.match.role} message #${s.match.seq}`}>
+                      <Marked text={s.match.snippet} terms={query} />
+                    </span>
+                  )}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
       {sessions.value.length < sessionTotal.value && (
         <button type="button" class="wide" onClick={() => void loadSessions(true)}>
           Load more ({sessionTotal.value - sessions.value.length})
@@ -160,4 +182,21 @@ export function Sidebar() {
       {sessions.value.length === 0 && <p class="muted">{query ? "No matching sessions." : "No sessions yet."}</p>}
     </nav>
   );
+}
+
+/** A search excerpt with the searched words marked. */
+function Marked({ text, terms }: { text: string; terms: string }) {
+  const words = terms.toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return <>{text}</>;
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  // Words start where the search's prefix match does: "auth" marks "authentication".
+  const parts = text.split(new RegExp(`(\\b(?:${escaped.join("|")})\\w*)`, "giu"));
+  // split with a capturing group: the matches are the odd parts. Keyed by where each part starts.
+  let at = 0;
+  const marked = parts.map((part, n) => {
+    const start = at;
+    at += part.length;
+    return n % 2 === 1 ? <mark key={start}>{part}</mark> : part;
+  });
+  return <>{marked}</>;
 }

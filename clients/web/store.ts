@@ -7,7 +7,7 @@ export const sessions = signal<Schemas["SessionSummary"][]>([]);
 export const sessionTotal = signal(0);
 export const selectedId = signal<string | null>(readHash());
 export const config = signal<Schemas["ClientConfig"] | null>(null);
-export const panel = signal<"none" | "settings" | "changes" | "files" | "share" | "new">("none");
+export const panel = signal<"none" | "settings" | "changes" | "files" | "share" | "worktree" | "new">("none");
 export const sidebarOpen = signal(false);
 // A panel opened from the drawer (phone width) is shown in front: the drawer closes.
 effect(() => {

@@ -193,8 +193,8 @@ function LiveBlock({ s }: { s: SessionState }) {
 }
 
 /**
- * Under the finished conversation: send the last message again, or put it back in the composer to change it (the
- * history stays as it is: the new message follows).
+ * Under the finished conversation: send the last message again in place of it and its answer (Retry), or put it
+ * back in the composer to change it (the new message follows).
  */
 function LastTurnActions({ s }: { s: SessionState }) {
   const items = s.items.value;
@@ -203,7 +203,7 @@ function LastTurnActions({ s }: { s: SessionState }) {
   if (!last?.content) return null;
   return (
     <fieldset class="turn-actions" aria-label="Last message">
-      <button type="button" class="link" onClick={() => void s.send(last.content)}>
+      <button type="button" class="link" onClick={() => void s.retry(last.seq, last.content)}>
         ↻ Retry
       </button>
       <button type="button" class="link" onClick={() => (s.draftRequest.value = last.content)}>

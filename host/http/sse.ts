@@ -16,6 +16,22 @@ export const BIG_FRAME_BYTES = 64 * 1024;
 const JOIN_LIMIT = 64 * 1024;
 
 /**
+ * The last join: clients that keep up hold the very same frames each tick (one encoding each, see `encodeFrame`),
+ * so with many clients on one session the frames are joined once per tick, not once per client.
+ */
+let lastJoin: { parts: Buffer[]; bytes: Buffer } | undefined;
+
+function joinFrames(parts: Buffer[], length: number): Buffer {
+  const last = lastJoin;
+  if (last !== undefined && last.parts.length === parts.length && last.parts.every((b, i) => b === parts[i])) {
+    return last.bytes;
+  }
+  const bytes = Buffer.concat(parts, length);
+  lastJoin = { parts, bytes };
+  return bytes;
+}
+
+/**
  * Large frames in flight, by event id and content: clients caught up from the log at different moments (each read
  * gives a new string) still write one shared Buffer, so a large message costs its size once, not once per slow
  * client. Weak: a frame is gone as soon as no socket holds it any more.
@@ -155,7 +171,7 @@ export class HttpSseStream implements SseStream {
     socket?.cork();
     let below: boolean;
     if (pending.length === 1 || bytes <= JOIN_LIMIT) {
-      below = this.res.write(pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, bytes));
+      below = this.res.write(pending.length === 1 ? (pending[0] as Buffer) : joinFrames(pending, bytes));
     } else {
       // Joining would copy a large (shared) frame once per client: written one by one, in one corked batch.
       below = true;

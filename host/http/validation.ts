@@ -1,7 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { type AnyRoute, isResponseSpec } from "../../core/routes.js";
-import { lazyRequire, loadAjv } from "../lazy.js";
+import { loadAjv, loadAjvFormats } from "../lazy.js";
 
 /**
  * Schemas are not checked against the JSON Schema meta-schema at compile time: compiling the meta-schema costs
@@ -16,7 +16,7 @@ function makeAjv(coerce: boolean): Ajv {
     allErrors: false,
     validateSchema: false,
   });
-  lazyRequire<(a: Ajv) => void>("ajv-formats")(ajv);
+  loadAjvFormats()(ajv);
   return ajv;
 }
 

@@ -1,8 +1,26 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { appendFile, lstat, mkdir, rm } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ApiError, errorMessage, type Logger, writePrivateFileAsync } from "../../core/index.js";
-import { GitError, git, gitPaths, nulList } from "./git.js";
+import { ApiError, errorMessage, type Logger } from "../../core/index.js";
+import {
+  CheckpointStates,
+  type Entry,
+  type FileChanges,
+  type RedoState,
+  type SessionState,
+} from "./checkpoint-state.js";
+import { GitError, git } from "./git.js";
+import {
+  commitStaged,
+  ensureShadowRepo,
+  type ShadowGit,
+  Skip,
+  shadowGit,
+  stagedChangesTo,
+  stageWorkTree,
+} from "./shadow-repo.js";
+
+export type { Entry, FileChanges, RedoState } from "./checkpoint-state.js";
 
 export interface CheckpointOptions {
   /** false: turns are still tracked (so /undo drops messages) but no file snapshot is taken. */
@@ -25,41 +43,6 @@ export const DEFAULT_CHECKPOINT_OPTIONS: CheckpointOptions = {
   keep: 50,
 };
 
-/** One turn: the seq of its first user message and, once a file-changing tool ran, the snapshot taken before. */
-export interface Entry {
-  seq: number;
-  at: string;
-  commit?: string;
-  /** Why no snapshot exists although one was needed. */
-  skipped?: string;
-}
-
-/** What `/redo` puts back after a rewind: the files as they were before it, and the messages and turns it dropped. */
-export interface RedoState {
-  restore: "both" | "code" | "conversation";
-  fromSeq: number;
-  /** The snapshot taken just before the rewind (code and both). */
-  commit?: string;
-  /** The dropped messages, in order (conversation and both). */
-  messages?: unknown[];
-  entries?: Entry[];
-}
-
-export interface FileChanges {
-  created: string[];
-  modified: string[];
-  deleted: string[];
-}
-
-interface SessionState {
-  entries: Entry[];
-  redo?: RedoState;
-  /** Files known to the shadow index (an upper bound, recounted when it crosses the limit). */
-  files: number;
-  /** Set when the working directory is too large: later turns do not try again. */
-  disabled?: string;
-}
-
 export interface UndoOutcome {
   /** seq of the dropped turn's first user message (messages from it on are to be removed). */
   seq: number;
@@ -71,22 +54,7 @@ export interface UndoOutcome {
   note?: string;
 }
 
-class Skip extends Error {
-  constructor(
-    message: string,
-    readonly disable: boolean,
-  ) {
-    super(message);
-  }
-}
-
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** A gitignore pattern matching exactly one path (anchored, glob characters escaped). */
-function exactPattern(rel: string): string | undefined {
-  if (/[\n\r]/.test(rel)) return undefined;
-  return `/${rel.replace(/[\\*?[\]]/g, "\\$&").replace(/ +$/, (s) => "\\ ".repeat(s.length))}`;
-}
 
 /**
  * Per-turn file checkpoints for /undo, in a shadow git repository per session (`<dir>/<session>/repo`), with the
@@ -96,11 +64,9 @@ function exactPattern(rel: string): string | undefined {
  * since.
  */
 export class Checkpoints {
-  private readonly states = new Map<string, SessionState>();
+  private readonly states: CheckpointStates;
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly inflight = new WeakMap<Entry, Promise<void>>();
-  /** State files being written: one writer per session, which rewrites while the state changed meanwhile. */
-  private readonly writes = new Map<string, { dirty: boolean; done: Promise<void> }>();
 
   constructor(
     private readonly dir: () => string,
@@ -108,7 +74,9 @@ export class Checkpoints {
     private readonly log: Logger,
     /** Tells the session why a checkpoint was skipped. */
     private readonly notify: (sessionId: string, message: string) => void,
-  ) {}
+  ) {
+    this.states = new CheckpointStates(dir, log);
+  }
 
   /** A turn started with its first user message at `seq`. */
   begin(sessionId: string, seq: number): void {
@@ -247,12 +215,9 @@ export class Checkpoints {
       const deadline = Date.now() + this.opts.timeoutMs;
       const g = this.gitIn(sessionId, cwd, deadline);
       try {
-        await this.ensureRepo(sessionId);
+        await ensureShadowRepo(this.repoDir(sessionId));
         await this.stage(g, sessionId, cwd, this.state(sessionId), false, deadline);
-        const tree = (await g(["write-tree"])).trim();
-        const commit = (await g(["commit-tree", "--no-gpg-sign", "-m", label, tree])).trim();
-        await g(["update-ref", "refs/checkpoints/redo", commit]);
-        return commit;
+        return await commitStaged(g, label, "refs/checkpoints/redo");
       } catch (err) {
         throw ApiError.conflict(`Could not take a checkpoint of the files first: ${errorMessage(err)}`, {
           code: "checkpoint_failed",
@@ -306,24 +271,17 @@ export class Checkpoints {
   private async diffTo(sessionId: string, cwd: string, commit: string, deadline: number): Promise<FileChanges> {
     const g = this.gitIn(sessionId, cwd, deadline);
     await this.stage(g, sessionId, cwd, this.state(sessionId), false, deadline);
-    const out: FileChanges = { created: [], modified: [], deleted: [] };
-    const changes = nulList(await g(["diff-index", "--cached", "-z", "--name-status", "--no-renames", commit]));
-    for (let i = 0; i + 1 < changes.length; i += 2) {
-      const [status, path] = [changes[i] as string, changes[i + 1] as string];
-      (status === "A" ? out.created : status === "D" ? out.deleted : out.modified).push(path);
-    }
-    return out;
+    return stagedChangesTo(g, commit);
   }
 
   /** Drops a session's checkpoints (the session was deleted); again after a snapshot still running, if any. */
   forget(sessionId: string): Promise<void> {
     if (!SAFE_ID.test(sessionId)) return Promise.resolve();
     const dir = join(this.dir(), sessionId);
-    this.states.delete(sessionId);
+    void this.states.forget(sessionId);
     rmSync(dir, { recursive: true, force: true });
     return this.locked(sessionId, async () => {
-      this.states.delete(sessionId);
-      await this.writes.get(sessionId)?.done;
+      await this.states.forget(sessionId);
       await rm(dir, { recursive: true, force: true });
     }).finally(() => this.locks.delete(sessionId));
   }
@@ -339,11 +297,9 @@ export class Checkpoints {
     try {
       const deadline = Date.now() + this.opts.timeoutMs;
       const g = this.gitIn(sessionId, cwd, deadline);
-      await this.ensureRepo(sessionId);
+      await ensureShadowRepo(this.repoDir(sessionId));
       await this.stage(g, sessionId, cwd, state, true, deadline);
-      const tree = (await g(["write-tree"])).trim();
-      entry.commit = (await g(["commit-tree", "--no-gpg-sign", "-m", `turn at message ${entry.seq}`, tree])).trim();
-      await g(["update-ref", `refs/checkpoints/${entry.seq}`, entry.commit]);
+      entry.commit = await commitStaged(g, `turn at message ${entry.seq}`, `refs/checkpoints/${entry.seq}`);
     } catch (err) {
       const reason = err instanceof Skip ? err.message : errorMessage(err);
       entry.skipped = reason;
@@ -359,65 +315,21 @@ export class Checkpoints {
     await this.save(sessionId, state);
   }
 
-  /** Stages the working directory into the shadow index, leaving out files over the size limit. */
-  private async stage(
-    g: (args: string[]) => Promise<string>,
+  /** Stages the working directory into the shadow index (see {@link stageWorkTree}). */
+  private stage(
+    g: ShadowGit,
     sessionId: string,
     cwd: string,
     state: SessionState,
     enforce: boolean,
     deadline: number,
   ): Promise<void> {
-    const listNew = (limit: number) =>
-      gitPaths(
-        ["--git-dir", this.repoDir(sessionId), "--work-tree", cwd, "ls-files", "-z", "--others", "--exclude-standard"],
-        {
-          cwd,
-          timeoutMs: Math.max(1, deadline - Date.now()),
-          limit,
-        },
-      );
-    let listed = await listNew(enforce ? Math.max(0, this.opts.maxFiles - state.files) : Number.MAX_SAFE_INTEGER);
-    if (listed.overLimit && state.files > 0) {
-      // The running count only grows (deletions are not subtracted): recount before giving up.
-      state.files = nulList(await g(["ls-files", "-z", "--cached"])).length;
-      listed = await listNew(Math.max(0, this.opts.maxFiles - state.files));
-    }
-    if (listed.overLimit) throw new Skip(`the working directory has more than ${this.opts.maxFiles} files`, true);
-    const big: string[] = [];
-    for (const rel of listed.paths) {
-      const st = await lstat(join(cwd, rel)).catch(() => undefined);
-      if (st?.isFile() && st.size > this.opts.maxFileBytes) {
-        const pattern = exactPattern(rel);
-        if (pattern) big.push(pattern);
-      }
-    }
-    if (big.length) await appendFile(join(this.repoDir(sessionId), "info", "exclude"), `${big.join("\n")}\n`);
-    await g(["add", "-A"]);
-    state.files += listed.paths.length - big.length;
-  }
-
-  private async ensureRepo(sessionId: string): Promise<void> {
-    const repo = this.repoDir(sessionId);
-    if (existsSync(join(repo, "HEAD"))) return;
-    await mkdir(repo, { recursive: true });
-    await git(["init", "--bare", "--quiet", repo], { timeoutMs: 10_000 });
-    // Line endings stay byte-exact; embedded repositories are recorded as links without advice on stderr.
-    await appendFile(
-      join(repo, "config"),
-      "[core]\n\tautocrlf = false\n\tsafecrlf = false\n\tfsmonitor = false\n[advice]\n\taddEmbeddedRepo = false\n",
-    );
-    await mkdir(join(repo, "info"), { recursive: true });
+    return stageWorkTree(g, this.repoDir(sessionId), cwd, state, this.opts, enforce, deadline);
   }
 
   /** git bound to the session's shadow repository and working directory, sharing one deadline. */
-  private gitIn(sessionId: string, cwd: string, deadline: number): (args: string[]) => Promise<string> {
-    const repo = this.repoDir(sessionId);
-    return (args: string[]) => {
-      const left = deadline - Date.now();
-      if (left <= 0) return Promise.reject(new GitError("the snapshot took too long", "timeout"));
-      return git(["--git-dir", repo, "--work-tree", cwd, ...args], { cwd, timeoutMs: left });
-    };
+  private gitIn(sessionId: string, cwd: string, deadline: number): ShadowGit {
+    return shadowGit(this.repoDir(sessionId), cwd, deadline);
   }
 
   private repoDir(sessionId: string): string {
@@ -425,66 +337,20 @@ export class Checkpoints {
   }
 
   private state(sessionId: string): SessionState {
-    let s = this.states.get(sessionId);
-    if (!s) {
-      s = { entries: [], files: 0 };
-      const file = join(this.dir(), sessionId, "state.json");
-      // A new session has no file: checked first, since a failed read (an exception with a stack) costs more.
-      if (existsSync(file)) {
-        try {
-          const raw = JSON.parse(readFileSync(file, "utf8")) as Partial<SessionState>;
-          if (Array.isArray(raw.entries)) s.entries = raw.entries.filter((e) => typeof e?.seq === "number");
-          if (typeof raw.files === "number") s.files = raw.files;
-          if (typeof raw.disabled === "string") s.disabled = raw.disabled;
-          if (raw.redo && typeof raw.redo.fromSeq === "number") s.redo = raw.redo;
-        } catch {
-          // an unreadable file: start empty
-        }
-      }
-      this.states.set(sessionId, s);
-    }
-    return s;
+    return this.states.get(sessionId);
   }
 
-  /**
-   * Persists the session's state asynchronously; resolves once the state as it is now is on disk. Saves that come
-   * while a write runs are folded into one more write. A session forgotten meanwhile is not written back.
-   */
   private save(sessionId: string, state: SessionState): Promise<void> {
-    const running = this.writes.get(sessionId);
-    if (running) {
-      running.dirty = true;
-      return running.done;
-    }
-    const w = { dirty: true, done: Promise.resolve() };
-    this.writes.set(sessionId, w);
-    w.done = (async () => {
-      try {
-        while (w.dirty && this.states.get(sessionId) === state) {
-          w.dirty = false;
-          await this.writeState(sessionId, state);
-        }
-      } finally {
-        this.writes.delete(sessionId);
-      }
-    })();
-    return w.done;
-  }
-
-  private async writeState(sessionId: string, state: SessionState): Promise<void> {
-    try {
-      await writePrivateFileAsync(join(this.dir(), sessionId, "state.json"), JSON.stringify(state));
-    } catch (err) {
-      this.log.warn({ sessionId, err: errorMessage(err) }, "could not persist checkpoints");
-    }
+    return this.states.save(sessionId, state);
   }
 
   /** Resolves once no snapshot, restore or state write is running (the daemon stops only after that). */
   async settled(): Promise<void> {
     for (let round = 0; round < 10; round++) {
-      const pending = [...this.locks.values(), ...[...this.writes.values()].map((w) => w.done)];
+      const writes = this.states.running();
+      const pending = [...this.locks.values(), ...writes];
       await Promise.all(pending);
-      if (!this.writes.size && [...this.locks.values()].every((l) => pending.includes(l))) return;
+      if (!this.states.running().length && [...this.locks.values()].every((l) => pending.includes(l))) return;
     }
   }
 

@@ -24,7 +24,6 @@ import {
   LIST_ORDER,
   MESSAGE_COLS,
   type MessageRaw,
-  type MessageRow,
   messageFromRaw,
   messageFromRow,
   messageToParams,
@@ -413,7 +412,7 @@ export class SqliteSessionStore implements SessionStore {
       // Fewer user turns than asked for: the page reaches back to the very first row.
       start = this.q.nthUserTurn.get(sessionId, bound, Math.floor(turns) - 1)?.seq ?? 0;
     }
-    const messages = this.q.messageRange.all(sessionId, start, bound).map(messageFromRow);
+    const messages = this.q.messageRange.all(sessionId, start, bound).map(messageFromRaw);
     const first = messages[0];
     if (!first) return { messages, oldestSeq: null, hasMoreHistory: false };
     return {
@@ -424,7 +423,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   readMessages(sessionId: string, afterSeq: number, limit: number): StoredMessage[] {
-    return this.q.messagesAfter.all(sessionId, afterSeq, Math.max(1, Math.floor(limit))).map(messageFromRow);
+    return this.q.messagesAfter.all(sessionId, afterSeq, Math.max(1, Math.floor(limit))).map(messageFromRaw);
   }
 
   /**
@@ -492,9 +491,9 @@ export class SqliteSessionStore implements SessionStore {
     const match = ftsAllTerms(searchTerms(query));
     if (match === null) return [];
     const limit = Math.min(Math.max(Math.floor(opts.limit ?? DEFAULT_HIT_LIMIT), 1), MAX_HIT_LIMIT);
+    if (opts.sessionId !== undefined) return this.q.searchSession.all({ match, session_id: opts.sessionId, limit });
     return this.q.search.all({
       match,
-      session_id: opts.sessionId ?? null,
       exclude_id: opts.excludeSessionId ?? null,
       limit,
     });
@@ -625,10 +624,15 @@ function prepareStatements(db: Database.Database) {
     // Walks the partial index of user rows backwards: cost is the page size, not the session size.
     nthUserTurn: prep<[string, number, number], { seq: number }>(`SELECT seq FROM messages
       WHERE session_id = ? AND seq < ? AND role = 'user' ORDER BY seq DESC LIMIT 1 OFFSET ?`),
-    messageRange: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
-      WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`),
-    messagesAfter: prep<[string, number, number], MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages
-      WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    // Rows as arrays (see inContextRaw): a whole-history read builds thousands.
+    messageRange: db
+      .prepare<[string, number, number], MessageRaw>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`)
+      .raw(true),
+    messagesAfter: db
+      .prepare<[string, number, number], MessageRaw>(`SELECT ${MESSAGE_COLS} FROM messages
+      WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .raw(true),
     anyBefore: prep<[string, number], { one: number }>(
       "SELECT 1 AS one FROM messages WHERE session_id = ? AND seq < ? LIMIT 1",
     ),
@@ -654,9 +658,18 @@ function prepareStatements(db: Database.Database) {
         JOIN messages m ON m.id = messages_fts.rowid
         JOIN sessions s ON s.id = m.session_id
       WHERE messages_fts MATCH @match
-        AND (@session_id IS NULL OR m.session_id = @session_id)
         AND (@exclude_id IS NULL OR m.session_id <> @exclude_id)
       ORDER BY messages_fts.rowid DESC LIMIT @limit`),
+
+    // One session's hits: its messages newest first, each checked against the index by rowid, so a common word
+    // costs what the session holds, not what every session holds.
+    searchSession: prep<[object], MessageHit>(`SELECT m.session_id AS sessionId, s.title AS sessionTitle, m.seq AS seq,
+        m.role AS role, (SELECT snippet(messages_fts, 0, '', '', '…', 16) FROM messages_fts
+          WHERE messages_fts MATCH @match AND messages_fts.rowid = m.id) AS snippet, m.created_at AS createdAt
+      FROM messages m JOIN sessions s ON s.id = m.session_id
+      WHERE m.session_id = @session_id
+        AND EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts MATCH @match AND messages_fts.rowid = m.id)
+      ORDER BY m.seq DESC LIMIT @limit`),
 
     insertEvent: prep<[string, number, string, string, string, number]>(
       "INSERT OR IGNORE INTO events (session_id, seq, ts, type, json, ephemeral) VALUES (?, ?, ?, ?, ?, ?)",

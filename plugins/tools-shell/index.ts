@@ -7,27 +7,19 @@ import {
   type Static,
   T,
 } from "../../core/index.js";
+import { createBashKillTool } from "./bash-kill.js";
+import { createBashOutputTool } from "./bash-output.js";
 import { classifyCommand } from "./classifier.js";
 import { BackgroundTasks } from "./tasks.js";
-import {
-  createBashKillTool,
-  createBashOutputTool,
-  createBashTool,
-  DEFAULT_SHELL_LIMITS,
-  type ShellLimits,
-} from "./tools.js";
+import { createBashTool, DEFAULT_SHELL_LIMITS, type ShellLimits } from "./tools.js";
 
+export { createBashKillTool } from "./bash-kill.js";
+export { createBashOutputTool } from "./bash-output.js";
 export { type CommandClassification, classifyCommand } from "./classifier.js";
 export { parseShell, ShellSyntaxError } from "./parser.js";
 export { checkPlanModeCommand, PLAN_MODE_COMMANDS, type PlanModeVerdict } from "./plan-mode.js";
 export { BackgroundTasks, type TaskLimits } from "./tasks.js";
-export {
-  createBashKillTool,
-  createBashOutputTool,
-  createBashTool,
-  DEFAULT_SHELL_LIMITS,
-  type ShellLimits,
-} from "./tools.js";
+export { createBashTool, DEFAULT_SHELL_LIMITS, type ShellLimits } from "./tools.js";
 
 export const DEFAULT_TASK_LIMITS = { maxPerSession: 8, bufferChars: 1_000_000, keepFinished: 16 };
 

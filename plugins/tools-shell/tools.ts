@@ -11,10 +11,10 @@ import {
   toolError,
 } from "../../core/index.js";
 import { decide } from "./approval.js";
-import { capOutput, HeadTailBuffer } from "./output.js";
+import { HeadTailBuffer } from "./output.js";
 import { checkPlanModeCommand } from "./plan-mode.js";
 import { ShellProcess } from "./process.js";
-import type { BackgroundTask, BackgroundTasks } from "./tasks.js";
+import type { BackgroundTasks } from "./tasks.js";
 
 export interface ShellLimits {
   defaultTimeoutSeconds: number;
@@ -32,14 +32,9 @@ export const DEFAULT_SHELL_LIMITS: ShellLimits = {
 
 /** Longer command strings are refused: nobody types them, and they would only fill the confirmation prompt. */
 const MAX_COMMAND_CHARS = 100_000;
-const MAX_WAIT_SECONDS = 60;
-const MAX_FILTER_CHARS = 500;
-/** Lines longer than this are matched on their start only, which bounds the work of one filter call. */
-const MAX_FILTERED_LINE = 4_000;
-const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]/;
 
 /** An argument the schema cannot rule out (a blank command, an unusable filter). */
-function badArgument(message: string): ToolFailure {
+export function badArgument(message: string): ToolFailure {
   return new ToolFailure("invalid_arguments", message, "Fix the arguments and call the tool again.", true);
 }
 
@@ -323,109 +318,4 @@ function startBackground(
       `Read its output with bash_output {"task_id": "${task.id}"}; stop it with bash_kill {"task_id": "${task.id}"}.`,
     meta: { taskId: task.id, pid: task.proc.pid, sandboxed: launch.confined },
   };
-}
-
-function describeStatus(task: BackgroundTask): string {
-  if (task.spawnError) return `failed to start (${task.spawnError.message})`;
-  if (task.status === "running") return "running";
-  if (task.status === "killed") return "killed";
-  return task.signal ? `exited (killed by signal ${task.signal})` : `exited with code ${task.exitCode}`;
-}
-
-function taskMeta(task: BackgroundTask): Record<string, unknown> {
-  return { taskId: task.id, status: task.status, exitCode: task.exitCode, signal: task.signal };
-}
-
-function unknownTask(tasks: BackgroundTasks, ctx: ToolContext, id: string): ToolResult {
-  const known = tasks.list(ctx.sessionId).map((t) => t.id);
-  return toolError(
-    "not_found",
-    `No background task "${id}" in this session${known.length ? ` (known: ${known.join(", ")})` : ""}.`,
-    'Use the task id bash returned when started with "run_in_background": true.',
-  );
-}
-
-/** New output since the last read, optionally filtered by line, capped like bash's output. */
-function readTask(task: BackgroundTask, filter: RegExp | undefined, maxChars: number): string {
-  const { text, dropped } = task.read();
-  let body = text;
-  if (filter && body)
-    body = body
-      .split("\n")
-      .filter((line) => filter.test(line.slice(0, MAX_FILTERED_LINE)))
-      .join("\n");
-  const capped = capOutput(body, maxChars).text;
-  const parts: string[] = [];
-  if (dropped) parts.push(`[${dropped} characters of older unread output were dropped]`);
-  parts.push(capped || (filter ? "(no new output matching the filter)" : "(no new output)"));
-  return parts.join("\n");
-}
-
-export function createBashOutputTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
-  return defineTool({
-    name: "bash_output",
-    description:
-      "Returns the new output of a background task started by bash since the last call, and its status " +
-      '(running, or exited with its code). "filter" keeps only lines matching a regular expression (the other ' +
-      'new lines are discarded). "wait" waits up to that many seconds for new output or for the task to end.',
-    readOnly: true,
-    parameters: T.Object({
-      task_id: T.String({ minLength: 1, description: 'The id bash returned, e.g. "bg-1".' }),
-      filter: T.Optional(
-        T.String({ description: "A JavaScript regular expression; only matching lines are returned." }),
-      ),
-      wait: T.Optional(
-        T.Number({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: "Seconds to wait for new output (default 0)." }),
-      ),
-    }),
-    execute: async (args, ctx) => {
-      const id = args.task_id;
-      let filter: RegExp | undefined;
-      if (args.filter) {
-        if (args.filter.length > MAX_FILTER_CHARS)
-          throw badArgument(`"filter" is longer than ${MAX_FILTER_CHARS} characters.`);
-        // The filter runs on the daemon's event loop: refuse the classic catastrophic-backtracking shape.
-        if (NESTED_QUANTIFIER.test(args.filter)) {
-          throw badArgument('"filter" repeats a group that itself repeats (like (a+)+); simplify the expression.');
-        }
-        try {
-          filter = new RegExp(args.filter);
-        } catch (err) {
-          throw badArgument(`"filter" is not a valid regular expression: ${(err as Error).message}`);
-        }
-      }
-      const wait = args.wait ?? 0;
-      const task = tasks.get(ctx.sessionId, id);
-      if (!task) return unknownTask(tasks, ctx, id);
-      await task.waitForChange(wait * 1000, ctx.signal);
-      const body = readTask(task, filter, limits.maxOutputChars);
-      return { content: `Task ${task.id}: ${describeStatus(task)}\n${body}`, meta: taskMeta(task) };
-    },
-  });
-}
-
-export function createBashKillTool(limits: ShellLimits, tasks: BackgroundTasks): ToolDefinition {
-  return defineTool({
-    name: "bash_kill",
-    description: "Stops a background task started by bash, with every process it started (SIGTERM, then SIGKILL).",
-    parameters: T.Object({
-      task_id: T.String({ minLength: 1, description: 'The id bash returned, e.g. "bg-1".' }),
-    }),
-    execute: async (args, ctx) => {
-      const id = args.task_id;
-      const task = tasks.get(ctx.sessionId, id);
-      if (!task) return unknownTask(tasks, ctx, id);
-      if (task.status !== "running") {
-        const body = readTask(task, undefined, limits.maxOutputChars);
-        const state = task.status === "killed" ? "was already killed" : `had already ${describeStatus(task)}`;
-        return { content: `Task ${task.id} ${state}; nothing to kill.\n${body}`, meta: taskMeta(task) };
-      }
-      await tasks.kill(task);
-      const body = readTask(task, undefined, limits.maxOutputChars);
-      return {
-        content: `Task ${task.id} was killed with every process it started.\nLast output:\n${body}`,
-        meta: taskMeta(task),
-      };
-    },
-  });
 }

@@ -12,11 +12,13 @@ import { ago, waitingMark } from "../format.js";
 import type { InputHistory } from "../history.js";
 import { loadMarkdown } from "../markdown.js";
 import { parsePresetCommand } from "../provider-preset.js";
+import { refusal, worktreeReply } from "../worktree.js";
 import { Composer, type Suggestion } from "./Composer.js";
 import { type ConfirmAnswer, ConfirmPrompt, PlanPrompt, QuestionPrompt, TrustPrompt } from "./Decisions.js";
 import * as ed from "./editor.js";
 import type { KeyHandler } from "./keys.js";
 import { Picker } from "./Picker.js";
+import { type RewindChoice, RewindPicker } from "./RewindPicker.js";
 import { describeResources, SessionView } from "./store.js";
 import { ItemView, LiveView, Rule, StatusLine, TodoList } from "./Transcript.js";
 
@@ -100,8 +102,17 @@ export function App(props: AppProps) {
     staticFrom.current = Math.max(0, store.items.length - REPRINT);
     setStaticKey((k) => k + 1);
   });
+  // A rewind drew the transcript anew (store.redraws): clear the screen and print it again.
+  const { stdout } = useStdout();
+  useEffect(() => {
+    if (!store.redraws) return;
+    stdout.write("\x1b[2J\x1b[3J\x1b[H");
+    staticFrom.current = Math.max(0, store.items.length - REPRINT);
+    setStaticKey((k) => k + 1);
+  }, [store.redraws, store, stdout]);
   const [sessionId, setSessionId] = useState(props.sessionId);
   const [picker, setPicker] = useState<Schemas["SessionSummary"][] | undefined>();
+  const [rewindChoices, setRewindChoices] = useState<RewindChoice[] | undefined>();
   const [queueMode, setQueueMode] = useState(false);
   const [link, setLink] = useState<"open" | "reconnecting">("open");
   const [quitArmed, setQuitArmed] = useState(false);
@@ -278,12 +289,17 @@ export function App(props: AppProps) {
         params: { path: { id: sessionId } },
         body: { command: line },
       });
-      if (!r.data) {
-        store.note((r.error as { error?: string } | undefined)?.error ?? `HTTP ${r.response.status}`, "error");
-        return;
-      }
+      if (!r.data) return store.note(refusal(r.error as never, r.response.status), "error");
       const reply = r.data;
-      if (reply.message) store.note(reply.message, "info");
+      const data = (reply.data ?? {}) as Record<string, unknown>;
+      if (reply.command === "/rewind" && Array.isArray(data.choices)) {
+        if (data.choices.length) return setRewindChoices(data.choices as RewindChoice[]);
+      }
+      // A rewind and its /redo are told by the redrawn transcript (the session's rewind event).
+      if ((reply.command === "/rewind" || reply.command === "/redo") && typeof data.action === "string") return;
+      const sub = line.split(/\s+/)[1] ?? "list";
+      if (reply.command === "/worktree") store.note(worktreeReply(sub, data, reply.message ?? ""), "info");
+      else if (reply.message) store.note(reply.message, "info");
       if (reply.command === "/help") store.note(LOCAL_HELP, "info");
       const forked = reply.data?.sessionId;
       if (reply.command === "/fork" && typeof forked === "string") switchTo(forked);
@@ -490,7 +506,20 @@ export function App(props: AppProps) {
   const s = store.session;
   const confirmation = store.confirmations[0];
   let decision: ReactElement | null = null;
-  if (picker) {
+  if (rewindChoices) {
+    decision = (
+      <RewindPicker
+        keys={keys}
+        api={api}
+        sessionId={sessionId}
+        choices={rewindChoices}
+        onDone={(error) => {
+          setRewindChoices(undefined);
+          if (error) store.note(error, "error");
+        }}
+      />
+    );
+  } else if (picker) {
     decision = (
       <Picker
         keys={keys}
@@ -586,6 +615,7 @@ export function App(props: AppProps) {
           persona={s?.persona ?? ""}
           mode={s?.mode ?? ""}
           model={s?.model ?? ""}
+          branch={s?.branch}
           promptTokens={store.promptTokens}
           contextWindow={contextWindows.current.get(s?.model ?? "")}
           totalTokens={store.totalTokens}

@@ -148,6 +148,8 @@ export function StatusLine(props: {
   persona: string;
   mode: string;
   model: string;
+  /** The session's worktree branch, when it has one. */
+  branch?: string;
   promptTokens: number;
   /** The model's context window, when the provider says. */
   contextWindow?: number;
@@ -164,7 +166,7 @@ export function StatusLine(props: {
   const elapsed = props.running && props.startedAt ? Math.max(0, Math.round((Date.now() - props.startedAt) / 1000)) : 0;
   const k = (n: number) =>
     n >= 100_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-  const left = `${props.persona} · ${props.mode} · ${props.model}`;
+  const left = `${props.persona} · ${props.mode} · ${props.model}${props.branch ? ` · ⎇ ${props.branch}` : ""}`;
   const ctx = props.contextWindow
     ? `ctx ${k(props.promptTokens)}/${k(props.contextWindow)} (${Math.round((100 * props.promptTokens) / props.contextWindow)}%)`
     : `ctx ${k(props.promptTokens)}`;

@@ -4,8 +4,12 @@
  * pending decisions and the status line's figures. Framework-free, so it is unit-tested without a terminal.
  */
 import type { StreamEvent } from "../../api/events.js";
-import { type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
+import { parseArgs, type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
 import { splitFinished } from "../markdown.js";
+import { describeRewind } from "../rewind.js";
+import { messageItems, type ShownMessage } from "./history-items.js";
+
+export { describeResources } from "../format.js";
 
 /** Characters of a streaming block kept live before its finished lines are printed. */
 const LIVE_MAX = 3000;
@@ -19,6 +23,8 @@ export type Item =
   | { key: number; kind: "tool"; line: string; status: "ok" | "error"; detail?: string }
   | { key: number; kind: "note"; text: string; tone: Tone };
 
+export type { ShownMessage };
+
 export type NewItem = Item extends infer I ? (I extends Item ? Omit<I, "key"> : never) : never;
 
 export interface RunningTool {
@@ -26,6 +32,10 @@ export interface RunningTool {
   name: string;
   line: string;
   output: string;
+  /** The command it runs (bash), to find the call a confirmation belongs to. */
+  command?: string;
+  /** Set when the user's confirmation denied it: its failure line says so instead of the model-facing error. */
+  denied?: string;
 }
 
 export interface Confirmation {
@@ -60,6 +70,8 @@ export interface SessionInfo {
   persona: string;
   model: string;
   mode: string;
+  /** The branch of the session's own worktree, when it has one. */
+  branch?: string;
 }
 
 /** Events after which a retry line is stale: the call produced something, or the turn is over. */
@@ -92,6 +104,8 @@ export class SessionView {
   trustRequired: { path: string; resources: Record<string, string[]> } | undefined;
   /** Bumped on every change, for React's useSyncExternalStore. */
   version = 0;
+  /** Bumped when the transcript is drawn anew (a rewind): the app clears the screen and prints the items again. */
+  redraws = 0;
   private listeners = new Set<() => void>();
 
   subscribe = (l: () => void): (() => void) => {
@@ -134,14 +148,10 @@ export class SessionView {
     status: string;
     turnStartedAt?: number | null;
     usage?: { totalTokens?: number };
-    messages: Array<{
-      role: string;
-      content: string | null;
-      thinking?: string;
-      toolCalls?: Array<{ name: string; args: string; status: string; result: string }>;
-    }>;
+    messages: ShownMessage[];
     hasMoreHistory?: boolean;
     lastError?: { message: string; afterSeq: number };
+    worktree?: { branch: string };
   }): void {
     this.flushLive();
     this.tools.clear();
@@ -149,31 +159,50 @@ export class SessionView {
     this.question = undefined;
     this.plan = undefined;
     this.todos = [];
-    this.session = { id: s.id, title: s.title, cwd: s.cwd, persona: s.persona, model: s.model, mode: s.mode };
+    this.session = {
+      id: s.id,
+      title: s.title,
+      cwd: s.cwd,
+      persona: s.persona,
+      model: s.model,
+      mode: s.mode,
+      branch: s.worktree?.branch,
+    };
     this.running = s.status === "running";
     this.startedAt = s.turnStartedAt ?? undefined;
     this.totalTokens = s.usage?.totalTokens ?? 0;
-    this.add({ kind: "note", text: `session ${s.id}${s.title ? ` · ${s.title}` : ""} · ${s.cwd}`, tone: "info" });
+    this.add({ kind: "note", text: this.heading(), tone: "info" });
     if (s.hasMoreHistory) this.add({ kind: "note", text: "… earlier messages not shown", tone: "dim" });
-    for (const m of s.messages) {
-      if (m.role === "user") this.add({ kind: "user", text: m.content ?? "" });
-      else if (m.role === "assistant") {
-        if (m.thinking?.trim()) this.add({ kind: "thinking", text: m.thinking.trim() });
-        if (m.content?.trim()) this.add({ kind: "assistant", text: m.content.trim() });
-        for (const t of m.toolCalls ?? []) {
-          const failed = t.status === "error";
-          this.add({
-            kind: "tool",
-            line: toolLine(t.name, t.args),
-            status: failed ? "error" : "ok",
-            detail: failed ? toolError({ content: t.result }) : undefined,
-          });
-        }
-      } else if (m.content) this.add({ kind: "note", text: m.content, tone: m.role === "warning" ? "warn" : "dim" });
-    }
+    this.addMessages(s.messages);
     // Why the last turn failed, as it was said live (the daemon keeps it until the next turn starts).
     if (s.lastError) this.add({ kind: "note", text: `error: ${s.lastError.message}`, tone: "error" });
     this.changed();
+  }
+
+  private heading(): string {
+    const s = this.session;
+    if (!s) return "";
+    return `session ${s.id}${s.title ? ` · ${s.title}` : ""} · ${s.cwd}${s.branch ? ` · worktree branch ${s.branch}` : ""}`;
+  }
+
+  private addMessages(messages: ShownMessage[]): void {
+    for (const item of messageItems(messages)) this.add(item);
+  }
+
+  /**
+   * A rewind (or its /redo) changed the history: the transcript is drawn again from the event's messages, with what
+   * happened to the files. `redraws` tells the app to clear the screen and print the items again.
+   */
+  private redraw(ev: StreamEvent): void {
+    this.liveText = "";
+    this.liveThinking = "";
+    this.tools.clear();
+    this.items = [];
+    this.add({ kind: "note", text: this.heading(), tone: "info" });
+    if (ev.hasMoreHistory) this.add({ kind: "note", text: "… earlier messages not shown", tone: "dim" });
+    this.addMessages(Array.isArray(ev.messages) ? (ev.messages as ShownMessage[]) : []);
+    this.add({ kind: "note", text: describeRewind(ev), tone: "ok" });
+    this.redraws++;
   }
 
   /** Applies one event; returns without notifying (the caller batches `changed`). */
@@ -233,7 +262,14 @@ export class SessionView {
       case "tool_start": {
         this.flushLive();
         const id = String(ev.id);
-        this.tools.set(id, { id, name: String(ev.name), line: toolLine(String(ev.name), ev.args), output: "" });
+        const command = parseArgs(ev.args).command;
+        this.tools.set(id, {
+          id,
+          name: String(ev.name),
+          line: toolLine(String(ev.name), ev.args),
+          output: "",
+          command: typeof command === "string" ? command : undefined,
+        });
         break;
       }
       case "tool_output": {
@@ -250,7 +286,7 @@ export class SessionView {
           kind: "tool",
           line: t?.line ?? toolLine(String(ev.name), ev.args),
           status: failed ? "error" : "ok",
-          detail: failed ? toolError(ev.result as ToolResultLike) : undefined,
+          detail: failed ? (t?.denied ?? toolError(ev.result as ToolResultLike)) : undefined,
         });
         break;
       }
@@ -271,6 +307,12 @@ export class SessionView {
         const command = this.confirmCommands.get(String(ev.id)) ?? "";
         this.confirmations = this.confirmations.filter((x) => x.id !== ev.id);
         const how = ev.by === "timeout" ? " (timed out)" : ev.by === "abort" ? " (turn aborted)" : "";
+        // A denied call's own ✗ line says it was denied (once); a note only when no running call is found.
+        const call = ev.allowed ? undefined : [...this.tools.values()].find((t) => t.command === command);
+        if (call) {
+          call.denied = `denied${how === "" ? " by you" : how}`;
+          break;
+        }
         this.add({
           kind: "note",
           text: `${ev.allowed ? "allowed" : "denied"}${how}: ${command}`,
@@ -334,11 +376,20 @@ export class SessionView {
           if (s.mode) this.session.mode = s.mode;
           if (s.model) this.session.model = s.model;
           if (s.persona) this.session.persona = s.persona;
+          // The worktree moved the session (made, merged away, discarded): its directory and branch follow.
+          if (s.cwd) {
+            this.session.cwd = s.cwd;
+            this.session.branch = (s as { worktree?: { branch?: string } }).worktree?.branch;
+          }
           // Decided elsewhere (another client): the prompt goes away.
           if (!("projectTrust" in s)) this.trustRequired = undefined;
         }
         break;
       }
+      case "rewind":
+      case "redo":
+        this.redraw(ev);
+        break;
       case "turn_meta":
         if (typeof ev.model === "string" && this.session) this.session.model = ev.model;
         break;
@@ -352,29 +403,8 @@ export class SessionView {
   }
 }
 
-/** `key: names` lines for the trust prompt, skipping empty groups. */
-export function describeResources(resources: Record<string, unknown>): string[] {
-  const labels: Record<string, string> = {
-    contextFiles: "context files",
-    rules: "rules",
-    skills: "skills",
-    personas: "personas",
-    mcp: "MCP servers",
-    hooks: "hooks",
-    ssh: "SSH hosts",
-    plugins: "plugins",
-  };
-  return Object.entries(resources)
-    .filter(([, v]) => Array.isArray(v) && v.length > 0)
-    .map(([k, v]) => `${labels[k] ?? k}: ${(v as unknown[]).map(resourceName).join(", ")}`);
-}
-
 function trustPrompt(v: unknown): SessionView["trustRequired"] {
   if (!v || typeof v !== "object") return undefined;
   const t = v as { path?: unknown; resources?: unknown };
   return { path: String(t.path ?? ""), resources: (t.resources ?? {}) as Record<string, string[]> };
 }
-
-/** A resource name; project plugins are `{name, state}` (state: new, changed, trusted). */
-const resourceName = (x: unknown) =>
-  typeof x === "string" ? x : `${(x as { name?: string }).name} (${(x as { state?: string }).state})`;

@@ -1,0 +1,50 @@
+import { setFlagsFromString } from "node:v8";
+
+/** A V8 setting `agentd serve` makes for the daemon, unless the user's node options already speak of it. */
+export interface DaemonV8Flag {
+  flag: string;
+  /** A node option (arguments or NODE_OPTIONS, `_` read as `-`) that contains one of these is the user's choice. */
+  userOwned: string[];
+}
+
+/**
+ * Keeps V8's young generation at its initial size (1 MiB semi-spaces). By default V8 grows it to 16 MiB semi-spaces
+ * while the modules load and under a streamed turn: ~10 MiB of idle RSS and ~25-30 MiB after long turns that never
+ * come back, for no measurable CPU per turn (docs/benchmarks.md, issue 16). `--max-semi-space-size` only works at
+ * process start (and the `agentd` bin cannot pass node flags without a re-exec), but the growth factor is read on
+ * every growth, so it can be set before the daemon's modules load.
+ */
+export const YOUNG_GENERATION: DaemonV8Flag = { flag: "--semi-space-growth-factor=1", userOwned: ["semi-space"] };
+
+/**
+ * Keeps WebAssembly at V8's baseline compiler (Liftoff). The only WebAssembly the daemon runs is the HTTP parser
+ * (llhttp) of node's fetch, compiled at its first use: V8's optimizing compile of it allocates ~30 MiB of compiler
+ * memory that stays in the process's RSS (~8-9 MiB after it is freed), for no measurable CPU per streamed token
+ * (docs/benchmarks.md, issue 16). Read when a module is compiled.
+ */
+export const WASM_BASELINE: DaemonV8Flag = { flag: "--liftoff-only", userOwned: ["wasm", "liftoff"] };
+
+/**
+ * Puts V8 in its memory-saving mode (a heap that grows less eagerly and is collected sooner, smaller compilation
+ * budgets). Under streamed turns the daemon's live heap stays small (~17 MiB after 20 long turns) while V8 grows the
+ * heap it keeps around it: with this setting RSS after 20 / 150 long turns went from ~103 / ~114 to ~89 / ~89 MiB,
+ * for ~4-6 ms more CPU per 2,000-token turn (docs/benchmarks.md, issue 16). Read at run time.
+ */
+export const OPTIMIZE_FOR_SIZE: DaemonV8Flag = { flag: "--optimize-for-size", userOwned: ["optimize-for-size"] };
+
+/** Sets `f` unless the user's node options speak of it. Returns whether it was set. */
+export function setDaemonFlag(
+  f: DaemonV8Flag,
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
+): boolean {
+  const options = [...execArgv.filter((a) => a.startsWith("-")), ...(nodeOptions ?? "").split(/\s+/)];
+  if (options.some((a) => f.userOwned.some((word) => a.replaceAll("_", "-").includes(word)))) return false;
+  setFlagsFromString(f.flag);
+  return true;
+}
+
+/** The daemon's V8 settings, made at the start of `serve()`: before its modules load, which grow the young generation first. */
+export function setDaemonFlags(): void {
+  for (const f of [YOUNG_GENERATION, WASM_BASELINE, OPTIMIZE_FOR_SIZE]) setDaemonFlag(f);
+}
