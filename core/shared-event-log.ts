@@ -1,4 +1,5 @@
 import { type Disposable, toDisposable } from "./disposable.js";
+import { ApiError } from "./errors.js";
 import { EPHEMERAL_TYPES, evictUntouched, isoNow } from "./event-log.js";
 import type { EventLog, FrameListener } from "./event-log-types.js";
 import type { EventBus, SessionEvent } from "./events.js";
@@ -12,6 +13,9 @@ const READ_PAGE = 500;
 const MAX_CHANNELS = 2000;
 /** A read that failed (the database is away) is tried again after this long. */
 const RETRY_READ_MS = 250;
+/** Writes that found the database away are tried again after this long, doubling up to the maximum. */
+const RETRY_WRITE_MS = 100;
+const MAX_RETRY_WRITE_MS = 2000;
 
 /** An event of this daemon waiting for its number, with its wire object (for the in-process bus). */
 interface Outgoing extends UnnumberedEvent {
@@ -144,6 +148,10 @@ export class SharedEventLog implements EventLog {
   private stored = 0;
   private waiters: Array<{ upTo: number; resolve: () => void }> = [];
   private listener: EventListener | undefined;
+  /** Set while the database is away: the next attempt to write. */
+  private retry: NodeJS.Timeout | undefined;
+  private retryMs = 0;
+  private closing = false;
 
   constructor(
     private readonly store: SessionStore,
@@ -277,7 +285,11 @@ export class SharedEventLog implements EventLog {
     return this.durable();
   }
 
+  /** Writes what is pending (once more if the database is away, then it is given up, logged). */
   async close(): Promise<void> {
+    this.closing = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
     while (this.writing || this.pending.size > 0 || this.pendingFeed.length > 0) {
       this.write();
       await this.writing;
@@ -307,7 +319,7 @@ export class SharedEventLog implements EventLog {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.writing) return;
+    if (this.scheduled || this.writing || this.retry) return;
     this.scheduled = true;
     process.nextTick(() => {
       this.scheduled = false;
@@ -317,7 +329,7 @@ export class SharedEventLog implements EventLog {
 
   /** Writes everything pending (one append per session, one for the feed); then what came meanwhile. */
   private write(): void {
-    if (this.writing || (this.pending.size === 0 && this.pendingFeed.length === 0)) return;
+    if (this.writing || this.retry || (this.pending.size === 0 && this.pendingFeed.length === 0)) return;
     const sessions = this.pending;
     const feed = this.pendingFeed;
     this.pending = new Map();
@@ -325,41 +337,69 @@ export class SharedEventLog implements EventLog {
     const upTo = this.published;
     const parts = [...sessions].map(([id, events]) => this.append(id, events));
     if (feed.length > 0) parts.push(this.append(null, feed));
-    this.writing = Promise.all(parts).then(() => {
+    this.writing = Promise.all(parts).then((again) => {
       this.writing = undefined;
+      // Waiters are answered after each attempt (a write that failed is logged, as SessionEventLog does).
       this.stored = upTo;
       const ready = this.waiters.filter((w) => w.upTo <= upTo);
       this.waiters = this.waiters.filter((w) => w.upTo > upTo);
       for (const w of ready) w.resolve();
-      this.write();
+      if (!again.includes(true) || this.closing) {
+        this.retryMs = 0;
+        this.write();
+        return;
+      }
+      // The database is away: the events wait, in order, and go out once it answers again.
+      this.retryMs = Math.min(Math.max(2 * this.retryMs, RETRY_WRITE_MS), MAX_RETRY_WRITE_MS);
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.write();
+      }, this.retryMs);
+      this.retry.unref?.();
     });
   }
 
-  /** One append; its events are handed out (and put on the bus) once stored. Never rejects. */
-  private async append(sessionId: string | null, events: Outgoing[]): Promise<void> {
+  /**
+   * One append; its events are handed out (and put on the bus) once stored. Never rejects: resolves to true when the
+   * database was unavailable and the events were put back at the head of the queue, to be written again.
+   */
+  private async append(sessionId: string | null, events: Outgoing[]): Promise<boolean> {
     const ch = sessionId === null ? this.feed : this.channel(sessionId);
     ch.inflight++;
     let first: number | undefined;
+    let again = false;
     try {
       first = await this.shared.append(sessionId, events);
     } catch (err) {
-      this.log.error({ err, sessionId, count: events.length }, "could not persist events");
+      again = err instanceof ApiError && err.status === 503 && !this.closing;
+      if (again) this.requeue(sessionId, events);
+      else this.log.error({ err, sessionId, count: events.length }, "could not persist events");
     } finally {
       ch.inflight--;
     }
     const current = sessionId === null ? this.feed : this.channels.get(sessionId);
     if (first === undefined || current !== ch) {
       ch.pump();
-      return;
+      return again;
     }
     const jsons = events.map((e, i) => e.head + (first + i) + e.tail);
     ch.appended(first, jsons);
-    if (sessionId === null) return;
+    if (sessionId === null) return false;
     for (let i = 0; i < events.length; i++) {
       const e = events[i] as Outgoing;
       e.wire.seq = first + i;
       this.bus.emit({ type: "session.event", sessionId, seq: first + i, event: e.wire as SessionEvent });
     }
+    return false;
+  }
+
+  /** Puts events that could not be written back before those published since. */
+  private requeue(sessionId: string | null, events: Outgoing[]): void {
+    if (sessionId === null) {
+      this.pendingFeed = [...events, ...this.pendingFeed];
+      return;
+    }
+    this.pending.set(sessionId, [...events, ...(this.pending.get(sessionId) ?? [])]);
   }
 
   /**
