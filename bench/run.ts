@@ -11,7 +11,7 @@ import { type BootResult, bootBench, printBoot } from "./boot.js";
 import { printGoals } from "./goals.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
-import { int, mib, ms, printTable, summarize } from "./lib/stats.js";
+import { int, mib, ms, printTable, signedMs, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
 import { printScale, printWholeRead, type ScaleResult, scaleBench, wholeReadBench } from "./scale.js";
@@ -25,6 +25,7 @@ import {
   type SingleStreamResult,
   singleStream,
 } from "./streaming.js";
+import { printTeam, type TeamResult, teamBench } from "./team.js";
 import { printTeamStore, teamStoreBench } from "./team-store.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
@@ -181,6 +182,17 @@ await section("9. sandbox", async () => {
   printSandbox(sandbox);
 });
 
+let team: TeamResult | undefined;
+await section("10. team", async () => {
+  team = await teamBench(fake, cwd, TOKENS, GAP_MS);
+  printTeam(team);
+  const lost = 3 * TOKENS - team.received.sqlite - team.received.onA - team.received.onB;
+  if (lost > 0 || team.duplicates > 0) {
+    console.log(`\n!!! TOKENS LOST: ${int(lost)} missing, ${int(team.duplicates)} duplicated !!!`);
+    failures.push("10. team: tokens lost");
+  }
+});
+
 await section("11. team store", async () => {
   printTeamStore(await teamStoreBench(cwd, 200, 100));
 });
@@ -242,6 +254,13 @@ if (scale) {
   rows.push([`GET /sessions?limit=50: ${tag}`, ms(small.list.p50), ms(big.list.p50)]);
   rows.push([`GET /sessions?q=common word: ${tag}`, ms(small.common.p50), ms(big.common.p50)]);
   rows.push([`GET /sessions?q=rare word: ${tag}`, ms(small.rare.p50), ms(big.rare.p50)]);
+}
+if (team) {
+  rows.push([
+    "team: per-token latency p99, client on A / on B (goal: B <= A + 10)",
+    ms(team.onA.p99),
+    `${ms(team.onB.p99)} (${signedMs(team.onB.p99 - team.onA.p99)})`,
+  ]);
 }
 for (const r of search?.rows ?? []) rows.push([`search: ${r.label} (baseline: rg)`, ms(r.rg), ms(r.tool)]);
 if (terminal) {

@@ -1,11 +1,12 @@
 import { type Disposable, toDisposable } from "./disposable.js";
+import type { EventLog, FrameListener } from "./event-log-types.js";
 import type { EventBus, SessionEvent } from "./events.js";
 import type { Logger } from "./logger.js";
 import type { StoredEvent } from "./session-types.js";
 import type { Awaitable, EventBatch, EventToAppend, FeedEventToAppend, SessionStore } from "./store.js";
 
 /** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
-const EPHEMERAL_TYPES = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
+export const EPHEMERAL_TYPES: ReadonlySet<string> = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;
@@ -20,7 +21,7 @@ const MAX_SEQ_STATES = 2000;
 let lastMs = 0;
 let lastIso = "";
 /** `new Date().toISOString()`, formatted at most once per millisecond (deltas arrive many per millisecond). */
-function isoNow(): string {
+export function isoNow(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
     lastMs = ms;
@@ -28,8 +29,6 @@ function isoNow(): string {
   }
   return lastIso;
 }
-
-export type FrameListener = (seq: number, json: string) => void;
 
 interface SeqState {
   last: number;
@@ -54,7 +53,7 @@ function isPromise<T>(v: Awaitable<T>): v is Promise<T> {
  * session's sequence state is loaded once (`load`, which `SessionService.require`/`find` call) before its first
  * event; with a synchronous store it is also loaded on demand.
  */
-export class SessionEventLog {
+export class SessionEventLog implements EventLog {
   private readonly seqs = new Map<string, SeqState>();
   private readonly pending = new Map<string, EventToAppend[]>();
   private pendingFeed: FeedEventToAppend[] = [];
@@ -208,6 +207,11 @@ export class SessionEventLog {
     return new Promise((resolve) => this.flushWaiters.push(resolve));
   }
 
+  /** Numbers are given as events are published. */
+  numbered(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Writes everything pending and releases unused reservations (clean shutdown keeps seqs contiguous). */
   async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
@@ -346,17 +350,14 @@ export class SessionEventLog {
    * released first, so the next event continues exactly where it stopped.
    */
   private evictSeqStates(): void {
-    let drop = Math.floor(MAX_SEQ_STATES / 2);
-    for (const [id, st] of this.seqs) {
-      if (drop === 0) break;
-      if (st.used || this.pending.has(id) || this.listeners.has(id)) {
-        st.used = false;
-        continue;
-      }
-      if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
-      this.seqs.delete(id);
-      drop--;
-    }
+    evictUntouched(
+      this.seqs,
+      Math.floor(MAX_SEQ_STATES / 2),
+      (id) => this.pending.has(id) || this.listeners.has(id),
+      (id, st) => {
+        if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
+      },
+    );
   }
 
   private nextSeq(sessionId: string): number {
@@ -373,6 +374,29 @@ export class SessionEventLog {
 }
 
 function noop(): void {}
+
+/**
+ * Drops up to `count` entries, oldest first, that were not used since the last pass and are not `busy` (`drop` is
+ * told first); the entries passed over are marked unused for the next pass.
+ */
+export function evictUntouched<V extends { used: boolean }>(
+  map: Map<string, V>,
+  count: number,
+  busy: (id: string, v: V) => boolean,
+  drop: (id: string, v: V) => void,
+): void {
+  let left = count;
+  for (const [id, v] of map) {
+    if (left === 0) break;
+    if (v.used || busy(id, v)) {
+      v.used = false;
+      continue;
+    }
+    drop(id, v);
+    map.delete(id);
+    left--;
+  }
+}
 
 /** A store call and what to do when it fails. */
 type Step = [run: () => Awaitable<void>, onError: (err: unknown) => void];

@@ -88,8 +88,11 @@ export interface SessionService {
   unshare(id: string): Promise<boolean>;
   /** An independent copy of what is in the model's context; refused while a turn runs. */
   fork(id: string): Promise<SessionRecord>;
-  /** Publishes an event on the session's stream (and its audit trail); its sequence number. */
-  publish(id: string, event: SessionEvent): number;
+  /**
+   * Publishes an event on the session's stream (and its audit trail). Its sequence number may be given out later
+   * (a store several daemons share numbers events when it commits them).
+   */
+  publish(id: string, event: SessionEvent): void;
   /** The last sequence number given out on the session's stream (0 when none). */
   lastSeq(id: string): number;
   /** Stores every published event now and resolves once they are stored. */

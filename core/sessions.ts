@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Persona } from "./contributions.js";
 import { type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
-import type { SessionEventLog } from "./event-log.js";
+import type { EventLog } from "./event-log-types.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
 import type { Registry } from "./registry.js";
 import type { CreateSessionInput, SessionHistory, SessionService, SessionView } from "./session-service.js";
@@ -60,7 +60,7 @@ export class SessionManager implements SessionService {
    */
   constructor(
     private readonly store: SessionStore,
-    private readonly events: SessionEventLog,
+    private readonly events: EventLog,
     private readonly bus: EventBus,
     private readonly personas: Registry<Persona>,
     private readonly defaults: SessionDefaults,
@@ -412,8 +412,8 @@ export class SessionManager implements SessionService {
   }
 
   /** Publishes an event on the session's stream (and its audit trail). */
-  publish(id: string, event: SessionEvent): number {
-    return this.events.publish(id, event);
+  publish(id: string, event: SessionEvent): void {
+    this.events.publish(id, event);
   }
 
   /** The last sequence number given out on the session's stream (0 when none). */
@@ -514,4 +514,4 @@ function resolveDirectory(dir: string): string {
   return realpathSync(dir);
 }
 
-export const SessionEventLogToken = createToken<SessionEventLog>("session-event-log");
+export const SessionEventLogToken = createToken<EventLog>("session-event-log");

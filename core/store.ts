@@ -140,6 +140,14 @@ export interface SessionStore {
    */
   appendBatch?(batch: EventBatch): Awaitable<void>;
 
+  /**
+   * Optional: the event log of a database several daemons share. When a store has it, the daemon's event log does
+   * not number events itself: each batch is numbered by the store in its appending transaction, and every daemon
+   * learns of the others' events through the doorbell and reads them (see SharedEventLog). Without it (SQLite, one
+   * daemon), the log numbers events in memory and writes them with `appendEvents`/`appendBatch`.
+   */
+  sharedEvents?: SharedEvents;
+
   /** Optional: what the store is and whether it is reachable (`/server/status`). */
   status?(): StoreStatus;
 
@@ -154,6 +162,47 @@ export interface StoreStatus {
   url?: string;
   /** Whether the last use of the connection succeeded. */
   connected: boolean;
+}
+
+/**
+ * An event the store numbers as it appends it: its frame is `head + seq + tail` (the JSON of the event with its
+ * sequence number in the middle), so the number can be given inside the appending statement.
+ */
+export interface UnnumberedEvent {
+  ts: string;
+  type: string;
+  head: string;
+  tail: string;
+  /** Deltas (token, thinking) are replayable but not part of the audit trail. */
+  ephemeral: boolean;
+}
+
+/** What the doorbell says: a log has events up to `lastSeq`, or the listener was away (anything may be missed). */
+export type EventRing =
+  | { kind: "session"; sessionId: string; lastSeq: number }
+  | { kind: "feed"; lastSeq: number }
+  | { kind: "reconnected" };
+
+/** The listening side of the doorbell: `ready` once it listens; `close` stops it. */
+export interface EventListener {
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A store's event log shared by several daemons (see {@link SessionStore.sharedEvents}). */
+export interface SharedEvents {
+  /**
+   * Appends events to a session's log (or to the feed, `sessionId` null) and numbers them densely after the last
+   * number given, under the session's (the feed's) row lock, in the appending transaction; after the commit it
+   * rings the doorbell with the log's last number. Resolves to the first number given, or undefined when the
+   * session does not exist (deleted meanwhile).
+   */
+  append(sessionId: string | null, events: UnnumberedEvent[]): Promise<number | undefined>;
+  /**
+   * Listens to the doorbell of every daemon's appends. A ring is a hint, never the data: rings may be coalesced or
+   * lost, and after a connection was lost `reconnected` says that any may have been; the reader reads the rows.
+   */
+  listen(ring: (r: EventRing) => void): EventListener;
 }
 
 export const SessionStoreToken = createToken<SessionStore>("session-store");

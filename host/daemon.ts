@@ -10,6 +10,7 @@ import { ProjectTrustToken } from "../core/project.js";
 import { SandboxToken } from "../core/sandbox.js";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionEventLogToken, SessionManager } from "../core/sessions.js";
+import { SharedEventLog } from "../core/shared-event-log.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
 import { builtinPlugins } from "../plugins/index.js";
@@ -110,7 +111,13 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     user: userSettings,
   });
   provideHostServices(services, { log, bus, settings, registries });
-  services.provideLazy(SessionEventLogToken, () => new SessionEventLog(services.get(SessionStoreToken), bus, log));
+  // A store several daemons share numbers the events itself (SharedEventLog); else they are numbered in memory.
+  services.provideLazy(SessionEventLogToken, () => {
+    const store = services.get(SessionStoreToken);
+    return store.sharedEvents
+      ? new SharedEventLog(store, store.sharedEvents, bus, log)
+      : new SessionEventLog(store, bus, log);
+  });
   services.provideLazy(SessionServiceToken, () => {
     const svc = new SessionManager(
       services.get(SessionStoreToken),

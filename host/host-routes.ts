@@ -1,5 +1,5 @@
 import { Type as T } from "@sinclair/typebox";
-import type { SessionEventLog } from "../core/event-log.js";
+import type { EventLog } from "../core/event-log-types.js";
 import { type AnyRoute, defineRoute } from "../core/routes.js";
 import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
@@ -139,7 +139,7 @@ const EventStreamResponse = {
 export function hostRoutes(
   info: HostInfo,
   sessions: () => SessionService,
-  log: () => SessionEventLog,
+  log: () => EventLog,
   running: () => number,
   sandbox: () => SandboxStatus | undefined,
 ): AnyRoute[] {

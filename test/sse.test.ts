@@ -14,6 +14,12 @@ describe("SSE event streams", () => {
   let id: string;
   const publish = (type: string, fields: Record<string, unknown> = {}) =>
     d.daemon.services.get(SessionEventLogToken).publish(id, { type, ...fields } as SessionEvent);
+  /** The number of the last event published (once stored: a shared store numbers events as it stores them). */
+  const lastSeq = async () => {
+    const log = d.daemon.services.get(SessionEventLogToken);
+    await log.durable();
+    return log.currentSeq(id);
+  };
 
   beforeEach(async () => {
     d = await startTestDaemon({ config: { server: { sseQueueBytes: 65536 } } });
@@ -26,7 +32,8 @@ describe("SSE event streams", () => {
     const status = await c.waitForType("status");
     expect(status.id).to.equal(undefined);
     expect(status.json).to.include({ sessionId: id, status: "idle", mode: "build" });
-    const seq = publish("token", { text: "hi" });
+    publish("token", { text: "hi" });
+    const seq = await lastSeq();
     const tok = await c.waitForType("token");
     expect(tok.id).to.equal(String(seq));
     expect(tok.json).to.deep.include({ type: "token", sessionId: id, seq, text: "hi" });
@@ -55,7 +62,8 @@ describe("SSE event streams", () => {
 
   it("resumes with Last-Event-ID while events keep coming: the replay and the live events meet exactly", async () => {
     for (let i = 0; i < 300; i++) publish("token", { text: `t${i}` });
-    const cut = publish("token", { text: "cut" });
+    publish("token", { text: "cut" });
+    const cut = await lastSeq();
     // Events keep being published, one per macrotask, while the client connects and is replayed from the store
     // (with an asynchronous store the reads answer later than the events they must meet).
     let running = true;
@@ -70,7 +78,8 @@ describe("SSE event streams", () => {
     await b.waitFor((f) => f.json?.text === "live50");
     running = false;
     await producer;
-    const done = publish("tool_start", { id: "x", name: "probe", args: "{}" });
+    publish("tool_start", { id: "x", name: "probe", args: "{}" });
+    const done = await lastSeq();
     await b.waitForType("tool_start");
     const s = b.frames.filter((f) => f.id !== undefined).map((f) => Number(f.id));
     expect(s).to.deep.equal(Array.from({ length: done - (cut - 200) }, (_, i) => cut - 199 + i));
@@ -139,7 +148,9 @@ describe("SSE event streams", () => {
     b.close();
   });
 
-  it("bounds the memory of a stalled client and catches it up exactly once when it reads again", async () => {
+  it("bounds the memory of a stalled client and catches it up exactly once when it reads again", async function () {
+    // 16 MB of frames go through the store (on PostgreSQL in one append) and are read back twice.
+    this.timeout(60_000);
     const stalled = await d.sse(`/sessions/${id}/events`, { paused: true });
     const live = await d.sse(`/sessions/${id}/events`);
     await live.waitForType("status");

@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { expect } from "chai";
 import pg from "pg";
+import { EventBusToken } from "../core/index.js";
 import { redactUrl } from "../plugins/storage-postgres/connection.js";
 import { PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
@@ -362,14 +363,23 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         fake.script(turn({ content: "half an answer" }, { waitFor: held }, { content: " and the rest" }));
         expect((await d.post(`/sessions/${id}/chat`, { text: "acknowledged question" })).status).to.equal(202);
         await sse.waitFor((f) => f.json.type === "token");
+        // The turn's end, as the daemon's plugins see it (its stream's frames need the database: it numbers them).
+        const ended = new Promise<string>((resolve) => {
+          const sub = d.daemon.services.get(EventBusToken).on("turn.ended", (e) => {
+            if (e.sessionId !== id) return;
+            sub.dispose();
+            resolve(e.reason);
+          });
+        });
         cluster.stop();
-        let end: { json: { reason?: string } } | undefined;
         try {
           release();
-          end = await sse.waitForType("end", 30_000);
+          expect(await ended).to.equal("error");
         } finally {
           cluster.start();
         }
+        // The events published while the server was away waited, in order, and reach the client once it is back.
+        const end = await sse.waitForType("end", 30_000);
         sse.close();
         // Exactly one end, an error: the answer could not be stored while the server was away.
         expect(end?.json.reason).to.equal("error");
@@ -460,6 +470,27 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       } finally {
         rmSync(home, { recursive: true, force: true });
       }
+    });
+
+    it("does not start when it cannot open its listening connection: one line, the URL redacted, the cause", async () => {
+      // A role allowed one connection (superusers ignore limits): the store's calls take it, the LISTEN finds none.
+      const role = `one_conn_${process.pid}`;
+      const admin = new pg.Client({ connectionString: cluster.url("postgres") });
+      await admin.connect();
+      await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
+      await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+      await admin.end();
+      const url = cluster.url(role).replace("postgres@", `${role}:pw-l@`);
+      const err = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } }).then(
+        async (d) => {
+          await d.cleanup();
+          return undefined;
+        },
+        (e: Error) => e,
+      );
+      expect(err?.message).to.contain(`cannot listen on the database ${redactUrl(url)}: `);
+      expect(err?.message).to.match(/too many connections/);
+      expect(err?.message).to.not.contain("pw-l");
     });
 
     it("refuses a config database.url that is not a postgres:// URL", async () => {

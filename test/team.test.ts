@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
 import { pgCluster } from "./support/postgres.js";
+import { startTeam } from "./support/team.js";
 
 type Json = Record<string, unknown>;
 
@@ -22,13 +23,8 @@ describe("team server: several daemons on one PostgreSQL database", function () 
     const cluster = await pgCluster();
     // A password on the URL (trust authentication ignores it): it must never be shown.
     url = (await cluster.createDatabase()).replace("postgres@", "postgres:team-secret@");
-    const start = () =>
-      startTestDaemon({
-        env: { AGENTD_DATABASE_URL: url },
-        config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } },
-      });
     // Started together: one migrates, the others wait on the advisory lock and find the schema done.
-    [a, b, c] = await Promise.all([start(), start(), start()]);
+    [a, b, c] = (await startTeam(3, url, fake.url)) as [TestDaemon, TestDaemon, TestDaemon];
   });
   afterEach(async () => {
     await Promise.all([a, b, c].map((d) => d?.cleanup()));

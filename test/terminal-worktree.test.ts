@@ -97,8 +97,11 @@ describe("terminal client: rewind and worktrees (tmux)", function () {
     const p = await chat(["--cwd", repo, "--worktree"]);
     const [s] = await sessions();
     expect(s.worktree.branch).to.equal(`agentd/${s.id}`);
-    const screen = await p.waitFor(`⎇ agentd/${s.id}`); // the status line
-    expect(screen).to.include(`worktree branch agentd/${s.id}`).and.include(s.worktree.path);
+    // The status line and the session's header line (drawn once the session's summary is read): both name it.
+    const screen = await p.waitFor(
+      (x) => x.includes(`⎇ agentd/${s.id}`) && x.includes(`worktree branch agentd/${s.id}`),
+    );
+    expect(screen).to.include(s.worktree.path);
 
     await send(p, "/worktree");
     await p.waitFor(`This session works in its own worktree on branch agentd/${s.id} (base main)`);

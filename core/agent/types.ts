@@ -38,7 +38,7 @@ export interface AgentSettings {
 /** What the agent loop needs from the rest of the daemon. */
 export interface AgentDeps {
   store: SessionStore;
-  publish(sessionId: string, event: SessionEvent): number;
+  publish(sessionId: string, event: SessionEvent): void;
   bus: EventBus;
   log: Logger;
   /** The tools a session may be offered (a project plugin's only in its project); without `rec`, all. */

@@ -1,11 +1,13 @@
 import type { Disposable } from "../../core/disposable.js";
-import type { SessionEventLog } from "../../core/event-log.js";
+import type { EventLog } from "../../core/event-log-types.js";
 import type { SseStream } from "../../core/routes.js";
 import type { SessionService } from "../../core/session-service.js";
 import type { StoredEvent } from "../../core/session-types.js";
 
-/** Replay reads in pages of this many events. */
+/** Replay reads in pages of at most this many events. */
 const REPLAY_PAGE = 500;
+/** ...and at least this many: after a client's queue filled, the next page is about what it took (see follow). */
+const MIN_PAGE = 16;
 /** A client further behind than this is told to resync (reload the session) rather than replayed. */
 const MAX_REPLAY = 100_000;
 
@@ -37,6 +39,9 @@ function follow(
   isTerminal: (json: string) => boolean,
 ): Promise<void> {
   let reading = false;
+  // A page is cut short when the client's queue fills; the next read asks for about what it took then, so a client
+  // that takes few large frames at a time is not fed from pages read whole and mostly dropped.
+  let pageSize = REPLAY_PAGE;
   const deliver = (seq: number, json: string): boolean => {
     if (!stream.send(json, seq)) return false;
     cursor.delivered = seq;
@@ -52,16 +57,23 @@ function follow(
         if (stream.closed) return;
         // Everything up to `covered` is written before the read is made (the log flushes first).
         const covered = cursor.delivered >= log.current() ? cursor.delivered : log.current();
-        const page = await log.readAfter(cursor.delivered, REPLAY_PAGE);
+        const asked = pageSize;
+        const page = await log.readAfter(cursor.delivered, asked);
+        let sent = 0;
         for (const ev of page) {
           if (ev.seq <= cursor.delivered) continue;
           if (!deliver(ev.seq, ev.json)) {
+            pageSize = Math.min(REPLAY_PAGE, Math.max(MIN_PAGE, 2 * sent));
             stream.onDrain(resume);
             return;
           }
+          sent++;
           if (stream.closed) return;
         }
-        if (page.length === REPLAY_PAGE) continue;
+        if (page.length === asked) {
+          pageSize = Math.min(REPLAY_PAGE, 2 * asked);
+          continue;
+        }
         // Numbers up to `covered` that the read did not return were never stored (a failed write): skip them.
         if (covered > cursor.delivered) cursor.delivered = covered;
         if (log.current() > cursor.delivered) continue;
@@ -115,9 +127,10 @@ export async function streamSession(
   stream: SseStream,
   sessionId: string,
   sessions: SessionService,
-  log: SessionEventLog,
+  log: EventLog,
 ): Promise<void> {
   // The first frame describes the session as of its `lastSeq`; whatever was published after that is replayed.
+  await log.numbered();
   const status = await sessions.statusFrame(sessionId);
   if (stream.closed) return;
   stream.send(JSON.stringify(status));
@@ -134,7 +147,9 @@ export async function streamSession(
   );
 }
 
-export function streamFeed(stream: SseStream, log: SessionEventLog): Promise<void> {
+export async function streamFeed(stream: SseStream, log: EventLog): Promise<void> {
+  await log.numbered();
+  if (stream.closed) return;
   const current = log.feedSeq();
   stream.send(JSON.stringify({ type: "connected", lastSeq: current }));
   const cursor = startCursor(stream, current, current, {});

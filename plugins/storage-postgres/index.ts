@@ -23,6 +23,8 @@ export default definePlugin({
     const store = new PostgresSessionStore({
       url: ctx.options.url,
       onIdleError: (err) => ctx.log.warn({ reason: err.message }, "the database connection was lost; reconnecting"),
+      onListenError: (err) =>
+        ctx.log.warn({ reason: err.message }, "the database's listening connection was lost; listening again"),
     });
     ctx.services.provide(SessionStoreToken, store);
     ctx.onDispose(() => void store.close());

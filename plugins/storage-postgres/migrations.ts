@@ -108,6 +108,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    description: "event numbers given in the appending transaction (the feed's counter row)",
+    sql: `
+      -- sessions.event_seq_reserved is each session's last event number, bumped under the row's lock by the append.
+      CREATE TABLE feed_counter (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        last_seq BIGINT NOT NULL
+      );
+      INSERT INTO feed_counter (id, last_seq) SELECT 1, COALESCE(MAX(seq), 0) FROM feed;
+      UPDATE sessions SET event_seq_reserved =
+        GREATEST(event_seq_reserved, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = sessions.id));
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

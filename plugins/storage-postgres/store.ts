@@ -32,6 +32,7 @@ import {
 import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from "./connection.js";
 import { migratePg } from "./migrations.js";
 import { listFilter, pgTerms } from "./search.js";
+import { PgSharedEvents } from "./shared-events.js";
 
 const DEFAULT_HIT_LIMIT = 20;
 const MAX_HIT_LIMIT = 200;
@@ -79,6 +80,8 @@ export interface PgStoreOptions {
   url: string | Promise<string>;
   /** A connection that failed while idle (logged; the next call reconnects). */
   onIdleError?: (err: Error) => void;
+  /** The listening connection was lost or could not listen again (logged; it keeps trying). */
+  onListenError?: (err: Error) => void;
 }
 
 /** What `/server/status` shows of the database. */
@@ -101,10 +104,26 @@ export class PostgresSessionStore implements SessionStore {
   private closed = false;
   private lastOk = false;
 
+  /** Events are numbered by the database and announced to every daemon (LISTEN/NOTIFY). */
+  readonly sharedEvents: PgSharedEvents;
+
   constructor(opts: PgStoreOptions) {
     this.ready = this.open(opts);
     // Callers see the failure through their own call; this one only keeps it from being "unhandled".
     this.ready.catch(() => {});
+    this.sharedEvents = new PgSharedEvents(
+      {
+        run: (fn) => this.run(fn),
+        client: async () => {
+          await this.ready;
+          const pg = (await import("pg")).default;
+          return new pg.Client({ connectionString: await opts.url, connectionTimeoutMillis: 10_000 });
+        },
+        name: () => this.redacted,
+        onListenError: (err) => opts.onListenError?.(err),
+      },
+      text,
+    );
   }
 
   private async open(opts: PgStoreOptions): Promise<SerialConnection> {

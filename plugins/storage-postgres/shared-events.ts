@@ -1,0 +1,172 @@
+import type { Client, PoolClient } from "pg";
+import type { EventListener, EventRing, SharedEvents, UnnumberedEvent } from "../../core/index.js";
+import { causeOf } from "./connection.js";
+
+/** The doorbell's channel: `s <lastSeq> <sessionId>` after a session's append, `f <lastSeq>` after the feed's. */
+export const EVENTS_CHANNEL = "agentd_events";
+
+/** Waits between attempts to listen again after the listening connection was lost (doubling up to the last). */
+const RETRY_MS = [100, 200, 500, 1000, 2000, 5000];
+
+/**
+ * One statement (its own transaction): the session row's counter is bumped under the row's lock, the events get
+ * the numbers after the old value, and the doorbell rings at commit. No row (the session is gone): nothing.
+ */
+const APPEND_SESSION = `
+  WITH s AS (
+    UPDATE sessions SET event_seq_reserved = event_seq_reserved + $2 WHERE id = $1
+    RETURNING event_seq_reserved - $2 AS base, event_seq_reserved AS last
+  ), ins AS (
+    INSERT INTO events (session_id, seq, ts, type, json, ephemeral)
+    SELECT $1, s.base + e.n, e.ts, e.type, e.head || (s.base + e.n) || e.tail, e.eph
+    FROM s, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
+      WITH ORDINALITY AS e(ts, type, head, tail, eph, n)
+  )
+  SELECT s.base, pg_notify('${EVENTS_CHANNEL}', 's ' || s.last || ' ' || $1) FROM s`;
+
+/** The feed's counterpart: one counter row for every daemon's lifecycle events. */
+const APPEND_FEED = `
+  WITH c AS (
+    UPDATE feed_counter SET last_seq = last_seq + $1 WHERE id = 1
+    RETURNING last_seq - $1 AS base, last_seq AS last
+  ), ins AS (
+    INSERT INTO feed (seq, ts, type, json)
+    SELECT c.base + e.n, e.ts, e.type, e.head || (c.base + e.n) || e.tail
+    FROM c, unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(ts, type, head, tail, n)
+  )
+  SELECT c.base, pg_notify('${EVENTS_CHANNEL}', 'f ' || c.last) FROM c`;
+
+/** What the store lends: its serial connection, the URL and the way it opens clients (for the listener). */
+export interface SharedEventsHost {
+  run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T>;
+  /** A new, unpooled client on the store's database (not connected). */
+  client(): Promise<Client>;
+  /** The database's URL as it may be shown (password redacted). */
+  name(): string;
+  onListenError(err: Error): void;
+}
+
+/** Numbering appends and the LISTEN/NOTIFY doorbell of the PostgreSQL store. */
+export class PgSharedEvents implements SharedEvents {
+  constructor(
+    private readonly host: SharedEventsHost,
+    private readonly clean: <V>(v: V) => V,
+  ) {}
+
+  async append(sessionId: string | null, events: UnnumberedEvent[]): Promise<number | undefined> {
+    if (events.length === 0) return undefined;
+    const cols = [
+      events.map((e) => e.ts),
+      events.map((e) => this.clean(e.type)),
+      events.map((e) => this.clean(e.head)),
+      events.map((e) => this.clean(e.tail)),
+    ];
+    const res = await this.host.run((c) =>
+      sessionId === null
+        ? c.query<{ base: number }>(APPEND_FEED, [events.length, ...cols])
+        : c.query<{ base: number }>(APPEND_SESSION, [
+            this.clean(sessionId),
+            events.length,
+            ...cols,
+            events.map((e) => (e.ephemeral ? 1 : 0)),
+          ]),
+    );
+    const base = res.rows[0]?.base;
+    return base === undefined ? undefined : base + 1;
+  }
+
+  listen(ring: (r: EventRing) => void): EventListener {
+    return new DoorbellListener(this.host, ring);
+  }
+}
+
+/** Parses a notification's payload; anything else on the channel is ignored. */
+export function parseRing(payload: string | undefined): EventRing | undefined {
+  const m = /^(s|f) (\d{1,15})(?: (.+))?$/.exec(payload ?? "");
+  if (!m) return undefined;
+  const lastSeq = Number(m[2]);
+  if (m[1] === "f") return { kind: "feed", lastSeq };
+  return m[3] ? { kind: "session", sessionId: m[3], lastSeq } : undefined;
+}
+
+/**
+ * One dedicated, unpooled connection that LISTENs. When it is lost (the server restarted, the network went away) it
+ * connects again with a growing pause, and once it listens again rings `reconnected`: whatever was committed in
+ * between is read by the log, not awaited as a notification.
+ */
+class DoorbellListener implements EventListener {
+  readonly ready: Promise<void>;
+  private client: Client | undefined;
+  private closed = false;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly host: SharedEventsHost,
+    private readonly ring: (r: EventRing) => void,
+  ) {
+    this.ready = this.connect(false);
+  }
+
+  private async connect(again: boolean): Promise<void> {
+    const client = await this.host.client();
+    client.on("notification", (n) => {
+      if (n.channel !== EVENTS_CHANNEL) return;
+      const r = parseRing(n.payload);
+      if (r) this.ring(r);
+    });
+    client.on("error", (err) => this.lost(client, err));
+    client.on("end", () => this.lost(client, new Error("the listening connection ended")));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (err) {
+      client.removeAllListeners("end");
+      client.on("error", () => {});
+      await client.end().catch(() => {});
+      throw new Error(`cannot listen on the database ${this.host.name()}: ${causeOf(err)}`);
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.attempt = 0;
+    if (again) this.ring({ kind: "reconnected" });
+  }
+
+  private lost(client: Client, err: Error): void {
+    if (this.client !== client || this.closed) return;
+    this.client = undefined;
+    client.on("error", () => {});
+    client.end().catch(() => {});
+    this.host.onListenError(err);
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.closed || this.timer) return;
+    const wait = RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)] ?? 5000;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.connect(true).catch((err: unknown) => {
+        this.host.onListenError(err instanceof Error ? err : new Error(String(err)));
+        this.retry();
+      });
+    }, wait);
+    this.timer.unref?.();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.ready.catch(() => {});
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      client.removeAllListeners("end");
+      await client.end().catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { expect } from "chai";
+import { SyncEventBus } from "../core/events.js";
+import { type EventRing, type SessionEvent, SharedEventLog, type SharedEvents, silentLogger } from "../core/index.js";
+import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
+import { sessionRecord } from "./support/session-record.js";
+
+/**
+ * A doorbell the test controls: rings reach each listening daemon on a later turn of the event loop, unless that
+ * daemon is made deaf (its notifications lost, as when its listening connection is away).
+ */
+class Doorbell {
+  readonly listeners: Array<(r: EventRing) => void> = [];
+  readonly deaf = new Set<number>();
+
+  ring(r: EventRing): void {
+    this.listeners.forEach((fn, i) => {
+      if (!this.deaf.has(i)) setImmediate(() => fn(r));
+    });
+  }
+}
+
+/** What a database gives the log, over one SQLite store: numbers in the append, the doorbell after it. */
+function sharedOver(store: SqliteSessionStore, bell: Doorbell, index: number): SharedEvents {
+  return {
+    async append(sessionId, events) {
+      await nextTurn();
+      if (sessionId === null) {
+        const base = store.feedSeq();
+        events.forEach((e, i) => {
+          store.appendFeed({ seq: base + i + 1, ts: e.ts, type: e.type, json: e.head + (base + i + 1) + e.tail });
+        });
+        bell.ring({ kind: "feed", lastSeq: base + events.length });
+        return base + 1;
+      }
+      if (!store.getSession(sessionId)) return undefined;
+      const base = store.eventSeqReserved(sessionId);
+      store.reserveEventSeq(sessionId, base + events.length);
+      store.appendEvents(
+        sessionId,
+        events.map((e, i) => ({ ...e, seq: base + i + 1, json: e.head + (base + i + 1) + e.tail })),
+      );
+      bell.ring({ kind: "session", sessionId, lastSeq: base + events.length });
+      return base + 1;
+    },
+    listen(ring) {
+      bell.listeners[index] = ring;
+      return { ready: Promise.resolve(), close: async () => {} };
+    },
+  };
+}
+
+/**
+ * SharedEventLog, the event log of daemons that share a database, on a store and a doorbell the test drives: the
+ * doorbell is only a hint, so lost, coalesced and missed-while-away notifications never cost a frame.
+ */
+describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () => {
+  const at = "2024-01-01T00:00:00.000Z";
+  let store: SqliteSessionStore;
+  let bell: Doorbell;
+  let a: SharedEventLog;
+  let b: SharedEventLog;
+  let frames: { a: Array<[number, string]>; b: Array<[number, string]> };
+  const notice = (message: string) => ({ type: "notice", message }) as SessionEvent;
+  /** Resolves once `who`'s subscriber has `n` frames (they arrive on later turns of the event loop). */
+  const until = async (who: "a" | "b", n: number) => {
+    while (frames[who].length < n) await nextTurn();
+  };
+
+  beforeEach(async () => {
+    store = openSqliteStore(":memory:");
+    store.createSession(sessionRecord("s", { createdAt: at, updatedAt: at }));
+    bell = new Doorbell();
+    a = new SharedEventLog(store, sharedOver(store, bell, 0), new SyncEventBus(silentLogger), silentLogger);
+    b = new SharedEventLog(store, sharedOver(store, bell, 1), new SyncEventBus(silentLogger), silentLogger);
+    await Promise.all([a.open(), b.open(), a.load("s"), b.load("s")]);
+    frames = { a: [], b: [] };
+    a.subscribe("s", (seq, json) => frames.a.push([seq, json]));
+    b.subscribe("s", (seq, json) => frames.b.push([seq, json]));
+  });
+  afterEach(async () => {
+    await Promise.all([a.close(), b.close()]);
+    store.close();
+  });
+
+  it("numbers in the store, hands A's own frames out once stored, and B the same frames through the doorbell", async () => {
+    a.publish("s", notice("one"));
+    a.publish("s", notice("two"));
+    expect(frames.a).to.deep.equal([]);
+    await a.durable();
+    expect(frames.a.map(([seq]) => seq)).to.deep.equal([1, 2]);
+    expect(JSON.parse(frames.a[0]?.[1] ?? "")).to.deep.equal({
+      type: "notice",
+      sessionId: "s",
+      seq: 1,
+      message: "one",
+    });
+    await until("b", 2);
+    expect(frames.b).to.deep.equal(frames.a);
+    expect(b.currentSeq("s")).to.equal(2);
+  });
+
+  it("a lost ring is made up by the next one: B reads every row after its last number, in order", async () => {
+    bell.deaf.add(1);
+    for (const m of ["one", "two", "three"]) a.publish("s", notice(m));
+    await a.durable();
+    bell.deaf.delete(1);
+    b.publish("s", notice("four"));
+    await b.durable();
+    await until("b", 4);
+    await until("a", 4);
+    expect(frames.b).to.deep.equal(frames.a);
+    expect(frames.b.map(([, j]) => JSON.parse(j).message)).to.deep.equal(["one", "two", "three", "four"]);
+  });
+
+  it("after the listener was away, `reconnected` makes B read what it missed (no ring needed)", async () => {
+    bell.deaf.add(1);
+    for (const m of ["one", "two"]) a.publish("s", notice(m));
+    a.publishFeed({ type: "session_update", sessionId: "s" } as SessionEvent & { sessionId: string });
+    await a.durable();
+    const feed: number[] = [];
+    b.subscribeFeed((seq) => feed.push(seq));
+    expect(frames.b).to.deep.equal([]);
+    bell.deaf.delete(1);
+    bell.listeners[1]?.({ kind: "reconnected" });
+    await until("b", 2);
+    expect(frames.b).to.deep.equal(frames.a);
+    while (feed.length < 1) await nextTurn();
+    expect(feed).to.deep.equal([1]);
+    expect(b.feedSeq()).to.equal(1);
+  });
+
+  it("two daemons writing one session at once get dense, unique numbers, and both subscribers the same order", async () => {
+    for (let i = 0; i < 20; i++) {
+      a.publish("s", notice(`a${i}`));
+      b.publish("s", notice(`b${i}`));
+      if (i % 3 === 0) await nextTurn();
+    }
+    await Promise.all([a.durable(), b.durable()]);
+    await until("a", 40);
+    await until("b", 40);
+    expect(frames.a.map(([seq]) => seq)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(frames.b).to.deep.equal(frames.a);
+    const mine = frames.a.map(([, j]) => JSON.parse(j).message as string).filter((m) => m.startsWith("a"));
+    expect(mine).to.deep.equal(Array.from({ length: 20 }, (_, i) => `a${i}`));
+  });
+});
