@@ -97,11 +97,13 @@ describe("terminal client: rewind and worktrees (tmux)", function () {
     const p = await chat(["--cwd", repo, "--worktree"]);
     const [s] = await sessions();
     expect(s.worktree.branch).to.equal(`agentd/${s.id}`);
-    // The status line and the session's header line (drawn once the session's summary is read): both name it.
+    // The status line and the session's header line (drawn once the session's summary is read; it wraps when the
+    // temporary path is long): both name it.
+    const flat = (x: string) => x.replace(/\s+/g, " ");
     const screen = await p.waitFor(
-      (x) => x.includes(`⎇ agentd/${s.id}`) && x.includes(`worktree branch agentd/${s.id}`),
+      (x) => x.includes(`⎇ agentd/${s.id}`) && flat(x).includes(`worktree branch agentd/${s.id}`),
     );
-    expect(screen).to.include(s.worktree.path);
+    expect(flat(screen)).to.include(s.worktree.path);
 
     await send(p, "/worktree");
     await p.waitFor(`This session works in its own worktree on branch agentd/${s.id} (base main)`);
