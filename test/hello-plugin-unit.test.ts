@@ -1,4 +1,7 @@
 // Imported the way a third-party plugin's own tests would: through the package's `agentd/testing` export.
+
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { type PluginHarness, startPluginHarness } from "agentd/testing";
 import { expect } from "chai";
 import hello from "../examples/hello-plugin/index.js";
@@ -9,6 +12,17 @@ describe("the example plugin, tested with agentd/testing", () => {
     h = await startPluginHarness(hello);
   });
   after(async () => h.stop());
+
+  it("is the plugin the README shows, and the testing snippet of the guide calls what it serves", () => {
+    const read = (rel: string) => readFileSync(fileURLToPath(new URL(`../../${rel}`, import.meta.url)), "utf8");
+    const readme = read("README.md");
+    const shown = readme.slice(readme.indexOf("## Writing a plugin")).match(/```ts\n([\s\S]*?)```/)?.[1];
+    expect(shown).to.equal(read("examples/hello-plugin/index.ts"));
+    const guide = read("docs/plugins.md");
+    const testing = guide.slice(guide.indexOf("## Testing a plugin")).match(/```ts\n([\s\S]*?)```/)?.[1] ?? "";
+    expect(testing).to.include('h.callTool("hello", { name: "Ada" })').and.include("/plugins/hello/greeting?name=Ada");
+    expect(testing).to.include('{ greeting: "Hello, Ada!" }');
+  });
 
   it("loads through the real loader holding the capability it declares", () => {
     expect(h.status()).to.deep.include({ state: "active", capabilities: ["routes"], deniedCapabilities: [] });
