@@ -10,7 +10,7 @@ const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.ur
 
 /** A project's `.agentd/mcp.json` servers are ignored until the project is trusted, then used by its sessions. */
 describe("project MCP servers behind trust", function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   let fake: FakeProvider;
   let d: TestDaemon;
   let dir: string;
@@ -43,8 +43,9 @@ describe("project MCP servers behind trust", function () {
   }
 
   async function waitForServerTools(): Promise<void> {
-    // The server process connects in the background; poll its status as a client would.
-    for (let i = 0; i < 200; i++) {
+    // The server process connects in the background (a node process started in the sandbox: seconds on a loaded
+    // machine); poll its status as a client would.
+    for (let i = 0; i < 800; i++) {
       if (JSON.stringify((await d.get("/mcp/servers")).body).includes("mcp_proj_echo")) return;
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -151,6 +151,20 @@ export function App(props: AppProps) {
   }, [api, store]);
 
   const [restore, setRestore] = useState<{ text: string; n: number }>({ text: "", n: 0 });
+  /** Not sent: the message goes back into the input (it is in the history too), to send again. */
+  const notSent = useCallback(
+    (raw: string, why?: unknown) => {
+      const down = why === undefined || why instanceof TypeError || /fetch failed|ECONNREFUSED/i.test(String(why));
+      store.note(
+        down
+          ? "not sent: the daemon is unreachable. Your message is back in the input; press Enter once it reconnects."
+          : `not sent: ${why instanceof Error ? why.message : String(why)} (your message is back in the input)`,
+        "error",
+      );
+      setRestore((r) => ({ text: raw, n: r.n + 1 }));
+    },
+    [store],
+  );
   const sendPrompt = useCallback(
     (text: string, raw = text) =>
       ok(
@@ -158,18 +172,8 @@ export function App(props: AppProps) {
           params: { path: { id: sessionId } },
           body: { text, clientMessageId: randomUUID() },
         }),
-      ).catch((e: unknown) => {
-        // Not sent: the message goes back into the input (it is in the history too), to send again.
-        const down = e instanceof TypeError || /fetch failed|ECONNREFUSED/i.test(String(e));
-        store.note(
-          down
-            ? "not sent: the daemon is unreachable. Your message is back in the input; press Enter once it reconnects."
-            : `not sent: ${e instanceof Error ? e.message : String(e)} (your message is back in the input)`,
-          "error",
-        );
-        setRestore((r) => ({ text: raw, n: r.n + 1 }));
-      }),
-    [api, sessionId, store],
+      ).catch((e: unknown) => notSent(raw, e)),
+    [api, sessionId, notSent],
   );
 
   // Open the session: history, trust, then its live stream (the first frame carries pending decisions).
@@ -316,6 +320,9 @@ export function App(props: AppProps) {
 
   const onSubmit = useCallback(
     (text: string, raw: string) => {
+      // Before the session's stream is open (or while its project awaits trust), a message waits to go out; not
+      // when the daemon is known to be away: then it is not sent, and says so.
+      if (!live && link === "reconnecting" && !store.trustRequired) return notSent(raw);
       if (!live || store.trustRequired) {
         early.current.push(text);
         return;
@@ -358,7 +365,22 @@ export function App(props: AppProps) {
       }
       void sendPrompt(line, raw);
     },
-    [props.history, quit, openPicker, fail, api, store, switchTo, runCommand, queueMode, sessionId, sendPrompt, live],
+    [
+      props.history,
+      quit,
+      openPicker,
+      fail,
+      api,
+      store,
+      switchTo,
+      runCommand,
+      queueMode,
+      sessionId,
+      sendPrompt,
+      live,
+      link,
+      notSent,
+    ],
   );
   const onSubmitRef = useRef(onSubmit);
   onSubmitRef.current = onSubmit;
