@@ -7,6 +7,9 @@ import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools } from "../testing/fake-provider.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
+/** The checkout: the server's code and its node_modules. The sandbox gives project servers a private /tmp, so a
+ * checkout under /tmp (a CI clone) must be named to be seen; elsewhere it is visible (read-only) anyway. */
+const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A project's `.agentd/mcp.json` servers are ignored until the project is trusted, then used by its sessions. */
 describe("project MCP servers behind trust", function () {
@@ -23,7 +26,9 @@ describe("project MCP servers behind trust", function () {
       join(dir, ".agentd", "mcp.json"),
       JSON.stringify({ mcpServers: { proj: { command: process.execPath, args: [FIXTURE] } } }),
     );
-    d = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "k", model: "m" } } });
+    d = await startTestDaemon({
+      config: { provider: { baseURL: fake.url, apiKey: "k", model: "m" }, sandbox: { writable: [CHECKOUT] } },
+    });
   });
   afterEach(async () => {
     await d.cleanup();
