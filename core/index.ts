@@ -6,6 +6,7 @@ export * from "./confined-fs.js";
 export * from "./contributions.js";
 export * from "./display.js";
 export * from "./disposable.js";
+export * from "./documents.js";
 export * from "./errors.js";
 export * from "./event-log.js";
 export * from "./event-log-types.js";

@@ -21,7 +21,7 @@ export interface ProjectTrust {
   isTrusted(cwd: string): boolean;
   list(): TrustRecord[];
   /** Trusting (again) pins the current content hash of every project plugin; a plugin loads only while it matches. */
-  set(cwd: string, trusted: boolean): TrustRecord;
+  set(cwd: string, trusted: boolean): Promise<TrustRecord>;
   /** The pinned plugin hashes of the project containing `cwd` (undefined when not trusted). */
   pins(cwd: string): Record<string, string> | undefined;
   /** Called with the project root whenever a decision changes; a returned promise is awaited by POST /projects/trust. */

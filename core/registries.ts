@@ -79,8 +79,8 @@ export interface DaemonSettings {
   layers(): Record<LayeredKey, { value?: unknown; source: SettingSource }>;
   /** Layered keys whose settings.json value an environment variable overrides (e.g. "provider.baseURL"). */
   envOverrides(): LayeredKey[];
-  /** Persists a change to `<home>/settings.json` (validated, atomic, 0600, one write at a time) and applies it. */
-  update(patch: UserSettingsPatch): void;
+  /** Persists a change (validated, one at a time; `<home>/settings.json`, 0600, or the shared database) and applies it. */
+  update(patch: UserSettingsPatch): Promise<void>;
 }
 export const SettingsToken = createToken<DaemonSettings>("settings", { capability: "secrets" });
 

@@ -52,6 +52,8 @@ export {
   type MessageImageUrl,
 } from "./display.js";
 export { type Disposable, DisposableStore, toDisposable } from "./disposable.js";
+// The storage contract (a storage plugin implements it): every export of store.ts, and the documents.
+export { type DocumentStore, DocumentStoreToken } from "./documents.js";
 export { ApiError, type ApiErrorExtra, type ErrorCode, errorMessage, isApiError } from "./errors.js";
 // Events: the bus's lifecycle events and the sessions' wire events.
 export type {
@@ -179,7 +181,6 @@ export {
   type StoredToolCall,
 } from "./session-types.js";
 export { type CommandClassification, type ShellClassifier, ShellClassifierToken } from "./shell.js";
-// The storage contract (a storage plugin implements it): every export of store.ts.
 export * from "./store.js";
 export { createToken, type ServiceToken } from "./tokens.js";
 export { defineTool, ToolFailure, type ToolSpec, toolError } from "./tools.js";

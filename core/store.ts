@@ -1,3 +1,4 @@
+import type { DocumentStore } from "./documents.js";
 import type { NewMessage, SessionRecord, StoredEvent, StoredMessage } from "./session-types.js";
 import { createToken } from "./tokens.js";
 
@@ -147,6 +148,12 @@ export interface SessionStore {
    * daemon), the log numbers events in memory and writes them with `appendEvents`/`appendBatch`.
    */
   sharedEvents?: SharedEvents;
+
+  /**
+   * Optional: the daemon's documents (settings, approval rules, trust decisions) kept in this store, for a
+   * database several daemons share. Without it they are files in the daemon's home.
+   */
+  documents?: DocumentStore;
 
   /** Optional: what the store is and whether it is reachable (`/server/status`). */
   status?(): StoreStatus;

@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { DocumentStoreToken, FileDocuments } from "../core/documents.js";
 import { SessionEventLog } from "../core/event-log.js";
 import { SyncEventBus } from "../core/events.js";
 import { ProjectTrustToken } from "../core/project.js";
@@ -111,6 +112,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     user: userSettings,
   });
   provideHostServices(services, { log, bus, settings, registries });
+  // The documents (settings, approval rules, trust decisions) live in a store several daemons share, when it keeps
+  // them; else they are files in the home.
+  services.provideLazy(DocumentStoreToken, () => services.get(SessionStoreToken).documents ?? new FileDocuments(home));
   // A store several daemons share numbers the events itself (SharedEventLog); else they are numbered in memory.
   services.provideLazy(SessionEventLogToken, () => {
     const store = services.get(SessionStoreToken);
@@ -210,6 +214,15 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       flush();
       throw new DaemonStartError(err instanceof Error ? err.message : String(err));
     });
+  // A database several daemons share keeps the user's settings too: they are read from it before any plugin starts.
+  const sharedDocuments = services.get(SessionStoreToken).documents;
+  if (sharedDocuments) {
+    await settings.attachDocuments(sharedDocuments).catch(async (err: unknown) => {
+      await pluginHost.stop();
+      flush();
+      throw new DaemonStartError(err instanceof Error ? err.message : String(err));
+    });
+  }
   await pluginHost.start();
   const sessionService = sessions();
   projectPlugins = await startProjectPlugins({
@@ -315,6 +328,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
           ?.close()
           .catch((err) => log.error({ err }, "could not write the last events"));
         await projectPlugins?.unloadAll();
+        settings.close();
         await pluginHost.stop();
         await services.dispose();
         removeServerInfo(home, instanceId);

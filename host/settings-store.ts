@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Type as T } from "@sinclair/typebox";
 import type { ValidateFunction } from "ajv";
+import type { Disposable } from "../core/disposable.js";
+import { type DocumentStore, FileDocuments } from "../core/documents.js";
 import { ApiError } from "../core/errors.js";
-import { writePrivateFile } from "../core/files.js";
 import {
   type DaemonSettings,
   LAYERED_KEYS,
@@ -49,13 +50,7 @@ export function readSettingsFile(home: string): UserSettings {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
     throw new ConfigError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(`${file}: not valid JSON (${(err as Error).message}); fix or remove the file`);
-  }
-  return check(parsed, file);
+  return parse(text, file);
 }
 
 /** Environment variables that override a layered key. */
@@ -131,6 +126,9 @@ export class LayeredSettings implements DaemonSettings {
   private readonly configLayer: Layer;
   private readonly envLayer: Layer;
   private readonly file: string;
+  private readonly files: DocumentStore;
+  private documents: DocumentStore | undefined;
+  private unwatch: Disposable | undefined;
 
   constructor(opts: {
     home: string;
@@ -146,6 +144,7 @@ export class LayeredSettings implements DaemonSettings {
     this.raw = opts.config as Record<string, unknown>;
     this.user = opts.user;
     this.file = join(opts.home, SETTINGS_FILE);
+    this.files = new FileDocuments(opts.home);
     const cfg = opts.config;
     const pluginTheme = (cfg.pluginOptions?.settings as { theme?: unknown } | undefined)?.theme;
     this.configLayer = flatten({ ...cfg, theme: cfg.theme ?? pluginTheme });
@@ -222,22 +221,62 @@ export class LayeredSettings implements DaemonSettings {
     return structuredClone(this.user);
   }
 
-  update(patch: UserSettingsPatch): void {
-    let next: UserSettings;
+  /**
+   * Keeps the user's settings in `documents` from now on (a database several daemons share): reads them, and reads
+   * them again whenever another daemon changes them. A stored value that is not valid stops the start with its reason.
+   */
+  async attachDocuments(documents: DocumentStore): Promise<void> {
+    this.documents = documents;
+    const load = async () => {
+      const text = await documents.read(SETTINGS_FILE);
+      this.user = text === undefined ? {} : parse(text, `${documents.where} ${SETTINGS_FILE}`);
+    };
+    await load();
+    this.unwatch = documents.watch?.((name) => {
+      if (name === undefined || name === SETTINGS_FILE) load().catch(() => {}); // an invalid change keeps the values in use
+    });
+  }
+
+  /** Stops following another daemon's changes. */
+  close(): void {
+    this.unwatch?.dispose();
+  }
+
+  /**
+   * Applies `patch` to the stored settings (as they are now, also when another daemon changed them), validated,
+   * one change at a time, then uses the result. A write that fails changes nothing.
+   */
+  async update(patch: UserSettingsPatch): Promise<void> {
+    const where = this.documents ? SETTINGS_FILE : this.file;
+    const edit = (current: string | undefined): string => {
+      const base = current === undefined ? {} : parse(current, where);
+      try {
+        return `${JSON.stringify(check(applyPatch(base, patch), where), null, 2)}\n`;
+      } catch (err) {
+        throw ApiError.badRequest((err as Error).message.replace(`${where}: `, "settings: "));
+      }
+    };
+    let text: string | undefined;
     try {
-      next = check(applyPatch(this.user, patch), this.file);
+      text = await (this.documents ?? this.files).update(SETTINGS_FILE, edit);
     } catch (err) {
-      throw ApiError.badRequest((err as Error).message.replace(`${this.file}: `, "settings: "));
-    }
-    try {
-      writePrivateFile(this.file, `${JSON.stringify(next, null, 2)}\n`);
-    } catch (err) {
-      // Nothing changed (the old file and the in-memory values stay); say why rather than a bare 500.
+      if (err instanceof ApiError) throw err;
+      // Nothing changed (the old document and the in-memory values stay); say why rather than a bare 500.
       throw new ApiError(
         500,
         `Could not save ${SETTINGS_FILE}: ${(err as NodeJS.ErrnoException).code ?? "write failed"}`,
       );
     }
-    this.user = next;
+    this.user = text === undefined ? {} : parse(text, where);
   }
+}
+
+function parse(text: string, where: string): UserSettings {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${where}: not valid JSON (${(err as Error).message}); fix or remove the file`);
+  }
+  return check(parsed, where);
 }

@@ -112,7 +112,7 @@ function testTrustPlugin(): Plugin {
     isTrusted: (cwd) => trusted.has(cwd),
     list: () => [],
     pins: () => undefined,
-    set: (cwd, value) => {
+    set: async (cwd, value) => {
       if (value) trusted.add(cwd);
       else trusted.delete(cwd);
       return { path: cwd, trusted: value, decidedAt: new Date().toISOString() };
@@ -476,7 +476,7 @@ describe("ssh plugin", () => {
       expect(untrusted.error?.code).to.equal("not_found");
       expect(untrusted.meta?.hosts).to.deep.equal(["web", "bare"]);
 
-      d.daemon.services.get(ProjectTrustToken).set(project, true);
+      await d.daemon.services.get(ProjectTrustToken).set(project, true);
       const trusted = await run({ host: "proj", command: "id" });
       expect(trusted.isError, trusted.content).to.not.equal(true);
       expect(argvOf(trusted)).to.include.members(["-p", "2200", "ci@10.9.8.7"]);

@@ -100,7 +100,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         const note = known.length ? "" : " (the provider's model list is not available to check it)";
         if (!rec) {
           // The default model of new sessions (settings.json).
-          requireSettings(env).update({ provider: { model: id } });
+          await requireSettings(env).update({ provider: { model: id } });
           return {
             message: `Default model set to ${id}${note}${envNote(env, "provider.model")}`,
             model: env.settings()?.provider.model ?? id,
@@ -129,7 +129,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
               `Unknown persona "${inv.args}" (known: ${all.map((x) => x.name).join(", ") || "none"})`,
             );
           }
-          requireSettings(env).update({ defaultPersona: p.name });
+          await requireSettings(env).update({ defaultPersona: p.name });
           return { message: `Default persona set to ${p.label}`, persona: p.name, personas: list };
         }
         const rec = await requireSession(env, inv);
@@ -176,10 +176,10 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
         const arg = inv.args.toLowerCase();
         if (!inv.sessionId) {
           // The level of new sessions (settings.json).
-          if (arg === "reset" || arg === "default") requireSettings(env).update({ reasoning: null });
+          if (arg === "reset" || arg === "default") await requireSettings(env).update({ reasoning: null });
           else if (arg) {
             if (!REASONING_LEVELS.includes(arg)) throw usage(`/reasoning [${REASONING_LEVELS.join("|")}|reset]`);
-            requireSettings(env).update({ reasoning: arg });
+            await requireSettings(env).update({ reasoning: arg });
           }
           const level = env.settings()?.reasoning ?? null;
           return {
@@ -220,7 +220,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
               : (themes[0]?.id ?? null);
         if (!inv.args) return { message: `Theme: ${current ?? "(no themes installed)"}`, theme: current, themes: list };
         if (inv.args === "system" && !env.themes.has("system")) {
-          requireSettings(env).update({ theme: null });
+          await requireSettings(env).update({ theme: null });
           return { message: "Theme: each client follows its system's light or dark setting", theme: null };
         }
         const t = env.themes.get(inv.args);
@@ -228,7 +228,7 @@ export function infoCommands(env: CommandEnv): SlashCommand[] {
           throw ApiError.badRequest(
             `Unknown theme "${inv.args}" (known: ${list.map((x) => x.id).join(", ") || "none"})`,
           );
-        requireSettings(env).update({ theme: t.id });
+        await requireSettings(env).update({ theme: t.id });
         return { message: `Theme set to ${t.label}`, theme: t.id, label: t.label, colors: t.colors };
       },
     },

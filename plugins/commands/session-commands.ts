@@ -205,7 +205,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
             };
           }
           const value = parse();
-          requireSettings(env).update({ maxTurnIterations: value === "reset" ? null : value });
+          await requireSettings(env).update({ maxTurnIterations: value === "reset" ? null : value });
           const now = configuredCap(env);
           return {
             message:
@@ -277,7 +277,7 @@ export function sessionCommands(env: CommandEnv): SlashCommand[] {
           throw usage("/permissions [default|bypass|rules|revoke <id>]");
         if (!inv.sessionId) {
           // The mode of new sessions (settings.json); existing sessions keep theirs.
-          if (arg) requireSettings(env).update({ permissionMode: arg === "bypass" ? "bypass" : "default" });
+          if (arg) await requireSettings(env).update({ permissionMode: arg === "bypass" ? "bypass" : "default" });
           const mode = env.settings()?.permissionMode ?? "default";
           return {
             message:

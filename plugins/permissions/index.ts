@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import {
   ApiError,
+  DocumentStoreToken,
   definePlugin,
   HostInfoToken,
   type NewRule,
@@ -15,7 +16,10 @@ import {
 } from "../../core/index.js";
 import { matchesPattern, type Pattern, parsePattern } from "./pattern.js";
 import { permissionRoutes } from "./routes.js";
-import { RuleFile } from "./store.js";
+import { SavedRules } from "./store.js";
+
+/** Each loaded plugin's saved rules, read at its start. */
+const saved = new WeakMap<object, SavedRules>();
 
 const STRENGTH: Record<PermissionRule["action"], number> = { deny: 0, ask: 1, allow: 2 };
 
@@ -29,12 +33,21 @@ export default definePlugin({
     id: "permissions",
     version: "1.0.0",
     description: "Approval rules for the agent's commands: saved decisions and configured rules, deny > ask > allow",
-    capabilities: ["routes", "storage"],
+    // "secrets": the saved rules are a document of the store that also holds the settings.
+    capabilities: ["routes", "storage", "secrets"],
     provides: [PermissionRulesToken.id],
   },
-  deps: { host: HostInfoToken, trust: optional(ProjectTrustToken), sessions: optional(SessionServiceToken) },
+  deps: {
+    host: HostInfoToken,
+    documents: DocumentStoreToken,
+    trust: optional(ProjectTrustToken),
+    sessions: optional(SessionServiceToken),
+  },
   register(ctx) {
-    const file = new RuleFile(ctx.home);
+    // Read at start: the documents may be kept by the storage plugin, which registers in its own time.
+    const file = new SavedRules(() => ctx.deps.documents);
+    saved.set(ctx, file);
+    ctx.onDispose(() => file.close());
     const projectOf = (cwd: string) => ctx.deps.trust?.projectRoot(cwd) ?? path.resolve(cwd);
     const configured = ((ctx.deps.host.config("permissions") ?? {}) as PermissionsConfig).rules ?? [];
     const configRules: PermissionRule[] = configured.map((r, i) => {
@@ -117,6 +130,9 @@ export default definePlugin({
         .remove((r) => r.scope === "session" && r.sessionId === sessionId)
         .catch((err) => ctx.log.warn({ err, sessionId }, "could not drop the rules of a deleted session"));
     });
+  },
+  async start(ctx) {
+    await saved.get(ctx)?.load();
   },
 });
 

@@ -1,25 +1,45 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { type PermissionRule, writePrivateFileAsync } from "../../core/index.js";
+import type { Disposable, DocumentStore, PermissionRule } from "../../core/index.js";
 
-interface RulesFile {
+const NAME = "permissions.json";
+
+interface RulesDocument {
   version: 1;
   rules: PermissionRule[];
 }
 
 /**
- * The rules the user saved, in `<home>/permissions.json` (0600, replaced atomically). Writes are serialised: each
- * change is applied to the in-memory list only once it is on disk, so a failed write changes nothing.
+ * The rules the user saved: the document `permissions.json` (a 0600 file in the home, or the database several
+ * daemons share). Each change is applied to the document as it is then (another daemon's changes are kept) and to
+ * the in-memory list only once it is stored, so a failed write changes nothing. Another daemon's change is read
+ * again when the store says so.
  */
-export class RuleFile {
-  private rules: PermissionRule[];
-  private chain: Promise<unknown> = Promise.resolve();
-  readonly file: string;
+export class SavedRules {
+  private rules: PermissionRule[] = [];
+  private unwatch: Disposable | undefined;
 
-  constructor(home: string) {
-    this.file = join(home, "permissions.json");
-    this.rules = load(this.file);
+  constructor(private readonly store: () => DocumentStore) {}
+
+  private get documents(): DocumentStore {
+    return this.store();
+  }
+
+  /** Reads the rules (at start); a damaged document stops the plugin with its reason. */
+  async load(): Promise<void> {
+    this.rules = parse(await this.documents.read(NAME), this.documents.where);
+    this.unwatch ??= this.documents.watch?.((name) => {
+      if (name !== undefined && name !== NAME) return;
+      this.documents
+        .read(NAME)
+        .then((text) => {
+          this.rules = parse(text, this.documents.where);
+        })
+        .catch(() => {}); // a damaged change keeps the rules in use
+    });
+  }
+
+  close(): void {
+    this.unwatch?.dispose();
   }
 
   list(): readonly PermissionRule[] {
@@ -37,42 +57,36 @@ export class RuleFile {
   }
 
   /** Removes the rules `drop` selects; resolves with how many went. */
-  remove(drop: (r: PermissionRule) => boolean): Promise<number> {
+  async remove(drop: (r: PermissionRule) => boolean): Promise<number> {
     let removed = 0;
-    return this.change((rules) => {
+    await this.change((rules) => {
       const kept = rules.filter((r) => !drop(r));
       removed = rules.length - kept.length;
-      return kept;
-    }).then(() => removed);
+      return kept.length === rules.length ? rules : kept;
+    });
+    return removed;
   }
 
-  private change(edit: (rules: PermissionRule[]) => PermissionRule[]): Promise<void> {
-    const run = this.chain.then(async () => {
-      const next = edit(this.rules);
-      if (next === this.rules || (next.length === this.rules.length && next.every((r, i) => r === this.rules[i])))
-        return;
-      const body: RulesFile = { version: 1, rules: next };
-      await writePrivateFileAsync(this.file, `${JSON.stringify(body, null, 2)}\n`);
-      this.rules = next;
+  private async change(edit: (rules: PermissionRule[]) => PermissionRule[]): Promise<void> {
+    const where = this.documents.where;
+    const text = await this.documents.update(NAME, (current) => {
+      const rules = parse(current, where);
+      const next = edit(rules);
+      if (next === rules) return undefined;
+      const body: RulesDocument = { version: 1, rules: next };
+      return `${JSON.stringify(body, null, 2)}\n`;
     });
-    this.chain = run.catch(() => {});
-    return run;
+    this.rules = parse(text, where);
   }
 }
 
-function load(file: string): PermissionRule[] {
-  let text: string;
+function parse(text: string | undefined, where: string): PermissionRule[] {
+  if (text === undefined) return [];
   try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  try {
-    const parsed = JSON.parse(text) as Partial<RulesFile>;
+    const parsed = JSON.parse(text) as Partial<RulesDocument>;
     if (!Array.isArray(parsed.rules)) throw new Error("no rules list");
     return parsed.rules.filter((r) => r && typeof r.pattern === "string" && typeof r.id === "string");
   } catch (err) {
-    throw new Error(`${file} is not a valid rules file (${(err as Error).message}); fix or remove it`);
+    throw new Error(`${NAME} in ${where} is not a valid rules document (${(err as Error).message}); fix or remove it`);
   }
 }

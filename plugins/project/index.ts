@@ -1,5 +1,5 @@
-import { join } from "node:path";
 import {
+  DocumentStoreToken,
   definePlugin,
   HostInfoToken,
   optional,
@@ -69,11 +69,13 @@ export default definePlugin({
     description: "Project trust; global and project personas, skills, rules, context files and tool hooks",
     provides: [ProjectTrustToken.id, ProjectContextToken.id],
     requires: ["session-store"],
-    capabilities: ["routes", "filesystem", "process"],
+    // "secrets": the trust decisions are a document of the store that also holds the settings.
+    capabilities: ["routes", "filesystem", "process", "secrets"],
     configSchema: OptionsSchema,
   },
   deps: {
     host: HostInfoToken,
+    documents: DocumentStoreToken,
     sessions: SessionServiceToken,
     personas: PersonaRegistryToken,
     sandbox: optional(SandboxToken),
@@ -102,7 +104,9 @@ export default definePlugin({
       }
     };
     let promptedBefore = new Set<string>();
-    const trust = new TrustStore(join(ctx.home, "trust.json"), roots.rootOf, ctx.log);
+    // Read at start: the documents may be kept by the storage plugin.
+    const trust = new TrustStore(() => ctx.deps.documents, roots.rootOf, ctx.log);
+    ctx.onDispose(() => trust.close());
     const resources = new ProjectResources({
       home: ctx.home,
       trust,
@@ -175,9 +179,10 @@ export default definePlugin({
       }),
     );
   },
-  start(ctx) {
+  async start(ctx) {
     const state = states.get(ctx);
     if (!state) return;
+    await state.trust.load();
     const svc = ctx.deps.sessions;
     // Every session's directory, read off the start-up path (a home with many sessions must not delay `healthy`).
     svc

@@ -138,7 +138,7 @@ export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
       responses: { 200: ProjectTrustSchema },
       handler: async (req) => {
         const dir = requireDirectory(req.body.cwd);
-        trust.set(dir, req.body.trusted);
+        await trust.set(dir, req.body.trusted);
         await trust.applied();
         return { body: trustStatus(trust, resources, dir) };
       },

@@ -1,64 +1,92 @@
-import { readFileSync } from "node:fs";
 import {
   type Disposable,
+  type DocumentStore,
   type Logger,
   type ProjectTrust,
   scanProjectPlugins,
   type TrustRecord,
   toDisposable,
-  writePrivateFile,
 } from "../../core/index.js";
 
-interface TrustFile {
+const NAME = "trust.json";
+
+interface TrustDocument {
   version: 1;
   projects: Record<string, { trusted: boolean; decidedAt: string; plugins?: Record<string, string> }>;
 }
 
-/** Trust decisions per project root, persisted in `<home>/trust.json`. A project without a decision is untrusted. */
+/**
+ * Trust decisions per project root: the document `trust.json` (a 0600 file in the home, or the database several
+ * daemons share, where one daemon's decision holds for all). A project without a decision is untrusted.
+ */
 export class TrustStore implements ProjectTrust {
-  private readonly records = new Map<string, TrustRecord>();
+  private records = new Map<string, TrustRecord>();
   private readonly listeners = new Set<(root: string) => void | Promise<void>>();
   private applying: Promise<unknown> = Promise.resolve();
+  private unwatch: Disposable | undefined;
 
   constructor(
-    private readonly file: string,
+    private readonly documents: () => DocumentStore,
     private readonly rootOf: (cwd: string) => string,
     private readonly log: Logger,
-  ) {
-    this.load();
+  ) {}
+
+  /** Reads the decisions (at start), and again whenever another daemon changes them. */
+  async load(): Promise<void> {
+    const docs = this.documents();
+    this.records = this.parse(await docs.read(NAME), docs.where);
+    this.unwatch ??= docs.watch?.((name) => {
+      if (name !== undefined && name !== NAME) return;
+      docs
+        .read(NAME)
+        .then((text) => this.replace(this.parse(text, docs.where)))
+        .catch((err) => this.log.warn({ err }, "could not read the trust decisions again"));
+    });
   }
 
-  private load(): void {
-    let text: string;
+  close(): void {
+    this.unwatch?.dispose();
+  }
+
+  private parse(text: string | undefined, where: string): Map<string, TrustRecord> {
+    const records = new Map<string, TrustRecord>();
+    if (text === undefined) return records; // no decisions yet
     try {
-      text = readFileSync(this.file, "utf8");
-    } catch {
-      return; // no decisions yet
-    }
-    try {
-      const data = JSON.parse(text) as Partial<TrustFile>;
+      const data = JSON.parse(text) as Partial<TrustDocument>;
       for (const [path, r] of Object.entries(data.projects ?? {})) {
         if (typeof r?.trusted !== "boolean") continue;
         const rec: TrustRecord = { path, trusted: r.trusted, decidedAt: String(r.decidedAt ?? "") };
         if (r.trusted && r.plugins && typeof r.plugins === "object") rec.plugins = pinsOf(r.plugins);
-        this.records.set(path, rec);
+        records.set(path, rec);
       }
     } catch (err) {
-      // Untrusted is the safe default: a damaged file only means projects are asked again.
-      this.log.warn({ err, file: this.file }, "trust file is not valid JSON; starting with no trust decisions");
+      // Untrusted is the safe default: a damaged document only means projects are asked again.
+      this.log.warn({ err, where }, "the trust decisions are not valid JSON; starting with none");
     }
+    return records;
   }
 
-  private save(): void {
-    const data: TrustFile = { version: 1, projects: {} };
-    for (const r of this.list()) {
-      data.projects[r.path] = {
-        trusted: r.trusted,
-        decidedAt: r.decidedAt,
-        ...(r.plugins ? { plugins: r.plugins } : {}),
-      };
+  /** Uses `next`, and tells the listeners of every root whose decision changed. */
+  private replace(next: Map<string, TrustRecord>): void {
+    const changed = new Set<string>();
+    for (const [path, rec] of next) {
+      const before = this.records.get(path);
+      if (!before || before.trusted !== rec.trusted || before.decidedAt !== rec.decidedAt) changed.add(path);
     }
-    writePrivateFile(this.file, `${JSON.stringify(data, null, 2)}\n`);
+    for (const path of this.records.keys()) if (!next.has(path)) changed.add(path);
+    this.records = next;
+    const pending: Promise<unknown>[] = [];
+    for (const path of changed) {
+      for (const fn of this.listeners) {
+        try {
+          const r = fn(path);
+          if (r) pending.push(r.catch((err) => this.log.error({ err }, "trust change listener failed")));
+        } catch (err) {
+          this.log.error({ err }, "trust change listener failed");
+        }
+      }
+    }
+    this.applying = Promise.all(pending);
   }
 
   projectRoot(cwd: string): string {
@@ -77,29 +105,25 @@ export class TrustStore implements ProjectTrust {
     return [...this.records.values()].sort((a, b) => a.path.localeCompare(b.path));
   }
 
-  set(cwd: string, trusted: boolean): TrustRecord {
+  async set(cwd: string, trusted: boolean): Promise<TrustRecord> {
     const path = this.rootOf(cwd);
     const rec: TrustRecord = { path, trusted, decidedAt: new Date().toISOString() };
     if (trusted) rec.plugins = Object.fromEntries(scanProjectPlugins(path).map((p) => [p.name, p.hash]));
-    const before = this.records.get(path);
-    this.records.set(path, rec);
-    try {
-      this.save();
-    } catch (err) {
-      if (before) this.records.set(path, before);
-      else this.records.delete(path);
-      throw err;
-    }
-    const pending: Promise<unknown>[] = [];
-    for (const fn of this.listeners) {
-      try {
-        const r = fn(path);
-        if (r) pending.push(r.catch((err) => this.log.error({ err }, "trust change listener failed")));
-      } catch (err) {
-        this.log.error({ err }, "trust change listener failed");
+    const docs = this.documents();
+    const text = await docs.update(NAME, (current) => {
+      const records = this.parse(current, docs.where);
+      records.set(path, rec);
+      const data: TrustDocument = { version: 1, projects: {} };
+      for (const r of [...records.values()].sort((a, b) => a.path.localeCompare(b.path))) {
+        data.projects[r.path] = {
+          trusted: r.trusted,
+          decidedAt: r.decidedAt,
+          ...(r.plugins ? { plugins: r.plugins } : {}),
+        };
       }
-    }
-    this.applying = Promise.all(pending);
+      return `${JSON.stringify(data, null, 2)}\n`;
+    });
+    this.replace(this.parse(text, docs.where));
     return rec;
   }
 

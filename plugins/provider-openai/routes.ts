@@ -119,7 +119,7 @@ function providerSettingsRoute(settings: () => DaemonSettings, cache: ModelCache
           ...(verification.status !== undefined ? { status: verification.status } : {}),
         });
       }
-      s.update({
+      await s.update({
         provider: {
           baseURL: url,
           ...(given !== undefined ? { apiKey: given || null } : keepKey ? {} : { apiKey: null }),

@@ -121,6 +121,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         GREATEST(event_seq_reserved, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = sessions.id));
     `,
   },
+  {
+    description: "the daemons' documents: settings, approval rules, trust decisions",
+    sql: `
+      CREATE TABLE documents (
+        name TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

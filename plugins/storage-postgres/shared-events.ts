@@ -1,12 +1,9 @@
-import type { Client, PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import type { EventListener, EventRing, SharedEvents, UnnumberedEvent } from "../../core/index.js";
-import { causeOf } from "./connection.js";
+import type { Doorbell, Ring } from "./doorbell.js";
 
 /** The doorbell's channel: `s <lastSeq> <sessionId>` after a session's append, `f <lastSeq>` after the feed's. */
 export const EVENTS_CHANNEL = "agentd_events";
-
-/** Waits between attempts to listen again after the listening connection was lost (doubling up to the last). */
-const RETRY_MS = [100, 200, 500, 1000, 2000, 5000];
 
 /**
  * One statement (its own transaction): the session row's counter is bumped under the row's lock, the events get
@@ -36,14 +33,10 @@ const APPEND_FEED = `
   )
   SELECT c.base, pg_notify('${EVENTS_CHANNEL}', 'f ' || c.last) FROM c`;
 
-/** What the store lends: its serial connection, the URL and the way it opens clients (for the listener). */
+/** What the store lends: its serial connection and the daemon's listening connection. */
 export interface SharedEventsHost {
   run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T>;
-  /** A new, unpooled client on the store's database (not connected). */
-  client(): Promise<Client>;
-  /** The database's URL as it may be shown (password redacted). */
-  name(): string;
-  onListenError(err: Error): void;
+  doorbell: Doorbell;
 }
 
 /** Numbering appends and the LISTEN/NOTIFY doorbell of the PostgreSQL store. */
@@ -76,7 +69,16 @@ export class PgSharedEvents implements SharedEvents {
   }
 
   listen(ring: (r: EventRing) => void): EventListener {
-    return new DoorbellListener(this.host, ring);
+    const sub: Ring = {
+      channel: EVENTS_CHANNEL,
+      payload: (text) => {
+        const r = parseRing(text);
+        if (r) ring(r);
+      },
+      reconnected: () => ring({ kind: "reconnected" }),
+    };
+    const doorbell = this.host.doorbell;
+    return { ready: doorbell.subscribe(sub), close: async () => doorbell.unsubscribe(sub) };
   }
 }
 
@@ -87,86 +89,4 @@ export function parseRing(payload: string | undefined): EventRing | undefined {
   const lastSeq = Number(m[2]);
   if (m[1] === "f") return { kind: "feed", lastSeq };
   return m[3] ? { kind: "session", sessionId: m[3], lastSeq } : undefined;
-}
-
-/**
- * One dedicated, unpooled connection that LISTENs. When it is lost (the server restarted, the network went away) it
- * connects again with a growing pause, and once it listens again rings `reconnected`: whatever was committed in
- * between is read by the log, not awaited as a notification.
- */
-class DoorbellListener implements EventListener {
-  readonly ready: Promise<void>;
-  private client: Client | undefined;
-  private closed = false;
-  private attempt = 0;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly host: SharedEventsHost,
-    private readonly ring: (r: EventRing) => void,
-  ) {
-    this.ready = this.connect(false);
-  }
-
-  private async connect(again: boolean): Promise<void> {
-    const client = await this.host.client();
-    client.on("notification", (n) => {
-      if (n.channel !== EVENTS_CHANNEL) return;
-      const r = parseRing(n.payload);
-      if (r) this.ring(r);
-    });
-    client.on("error", (err) => this.lost(client, err));
-    client.on("end", () => this.lost(client, new Error("the listening connection ended")));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (err) {
-      client.removeAllListeners("end");
-      client.on("error", () => {});
-      await client.end().catch(() => {});
-      throw new Error(`cannot listen on the database ${this.host.name()}: ${causeOf(err)}`);
-    }
-    if (this.closed) {
-      await client.end().catch(() => {});
-      return;
-    }
-    this.client = client;
-    this.attempt = 0;
-    if (again) this.ring({ kind: "reconnected" });
-  }
-
-  private lost(client: Client, err: Error): void {
-    if (this.client !== client || this.closed) return;
-    this.client = undefined;
-    client.on("error", () => {});
-    client.end().catch(() => {});
-    this.host.onListenError(err);
-    this.retry();
-  }
-
-  private retry(): void {
-    if (this.closed || this.timer) return;
-    const wait = RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)] ?? 5000;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.connect(true).catch((err: unknown) => {
-        this.host.onListenError(err instanceof Error ? err : new Error(String(err)));
-        this.retry();
-      });
-    }, wait);
-    this.timer.unref?.();
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ready.catch(() => {});
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      client.removeAllListeners("end");
-      await client.end().catch(() => {});
-    }
-  }
 }

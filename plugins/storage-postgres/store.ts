@@ -30,6 +30,8 @@ import {
   sessionToParams,
 } from "../storage-sqlite/rows.js";
 import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from "./connection.js";
+import { PgDocuments } from "./documents.js";
+import { Doorbell } from "./doorbell.js";
 import { migratePg } from "./migrations.js";
 import { listFilter, pgTerms } from "./search.js";
 import { PgSharedEvents } from "./shared-events.js";
@@ -82,6 +84,8 @@ export interface PgStoreOptions {
   onIdleError?: (err: Error) => void;
   /** The listening connection was lost or could not listen again (logged; it keeps trying). */
   onListenError?: (err: Error) => void;
+  /** false: the daemon's documents stay files in its home (the test harness's per-daemon databases). */
+  documents?: boolean;
 }
 
 /** What `/server/status` shows of the database. */
@@ -106,24 +110,35 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Events are numbered by the database and announced to every daemon (LISTEN/NOTIFY). */
   readonly sharedEvents: PgSharedEvents;
+  /** The daemon's settings, approval rules and trust decisions, shared by every daemon on the database. */
+  readonly documents: PgDocuments | undefined;
+  /** The daemon's one listening connection (the event log's and the documents' doorbell). */
+  private readonly doorbell: Doorbell;
 
   constructor(opts: PgStoreOptions) {
     this.ready = this.open(opts);
     // Callers see the failure through their own call; this one only keeps it from being "unhandled".
     this.ready.catch(() => {});
-    this.sharedEvents = new PgSharedEvents(
-      {
-        run: (fn) => this.run(fn),
-        client: async () => {
-          await this.ready;
-          const pg = (await import("pg")).default;
-          return new pg.Client({ connectionString: await opts.url, connectionTimeoutMillis: 10_000 });
-        },
-        name: () => this.redacted,
-        onListenError: (err) => opts.onListenError?.(err),
+    this.doorbell = new Doorbell({
+      client: async () => {
+        await this.ready;
+        const pg = (await import("pg")).default;
+        return new pg.Client({ connectionString: await opts.url, connectionTimeoutMillis: 10_000 });
       },
-      text,
-    );
+      name: () => this.redacted,
+      onListenError: (err) => opts.onListenError?.(err),
+    });
+    this.sharedEvents = new PgSharedEvents({ run: (fn) => this.run(fn), doorbell: this.doorbell }, text);
+    this.documents =
+      opts.documents === false
+        ? undefined
+        : new PgDocuments(
+            () => this.redacted,
+            (fn) => this.tx(fn),
+            (fn) => this.run(fn),
+            this.doorbell,
+            text,
+          );
   }
 
   private async open(opts: PgStoreOptions): Promise<SerialConnection> {
@@ -472,6 +487,7 @@ export class PostgresSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.doorbell.close();
     const conn = await this.ready.catch(() => undefined);
     await conn?.close();
   }

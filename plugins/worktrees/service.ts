@@ -189,7 +189,7 @@ export class Worktrees implements WorktreeService {
     }
     // The worktree is the same project: it has the trust decision of its repository.
     const trust = this.deps.trust();
-    if (trust?.isTrusted(repo) && !trust.isTrusted(path)) trust.set(path, true);
+    if (trust?.isTrusted(repo) && !trust.isTrusted(path)) await trust.set(path, true);
     return wt;
   }
 

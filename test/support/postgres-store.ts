@@ -23,7 +23,9 @@ export default definePlugin({
       url = pgCluster().then((c) => c.createDatabase(undefined, { migrated: true }));
       databases.set(ctx.home, url);
     }
-    const store = new PostgresSessionStore({ url });
+    // The documents stay files in the home: the suite's file tests hold on every store; test/team-documents proves
+    // them in the database.
+    const store = new PostgresSessionStore({ url, documents: false });
     ctx.services.provide(SessionStoreToken, store);
     ctx.onDispose(() => void store.close());
   },

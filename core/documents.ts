@@ -1,0 +1,65 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Disposable } from "./disposable.js";
+import { writePrivateFileAsync } from "./files.js";
+import { createToken } from "./tokens.js";
+
+/**
+ * Small named documents the daemon and its plugins keep beside the sessions: the user's settings, the saved
+ * approval rules, the trust decisions. One daemon keeps them as files in its home (`<home>/<name>`); a database
+ * several daemons share keeps them in the database, so every daemon of the team sees the same ones (the store's
+ * {@link SessionStore.documents}).
+ */
+export interface DocumentStore {
+  /** Where the documents are, for messages: "/home/me/.agentd" or "postgres://…/db (password redacted)". */
+  readonly where: string;
+  /** The document's text, or undefined when there is none. */
+  read(name: string): Promise<string | undefined>;
+  /**
+   * Changes a document: `edit` gets the current text and returns the new one (undefined: leave it as it is).
+   * Changes of one document are applied one at a time, also across daemons sharing the store, so none is lost.
+   * Resolves with the text the document then holds.
+   */
+  update(name: string, edit: (current: string | undefined) => string | undefined): Promise<string | undefined>;
+  /**
+   * Optional: `fn(name)` after another daemon changed a document (a hint: read it again); `fn(undefined)` when any
+   * may have changed (the daemon was not listening for a while).
+   */
+  watch?(fn: (name: string | undefined) => void): Disposable;
+}
+
+/** Holds the settings (with the provider's API key): a plugin needs the `secrets` capability. */
+export const DocumentStoreToken = createToken<DocumentStore>("documents", { capability: "secrets" });
+
+/** The documents of one daemon: files in its home, each written atomically with mode 0600. */
+export class FileDocuments implements DocumentStore {
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(readonly where: string) {}
+
+  async read(name: string): Promise<string | undefined> {
+    try {
+      return await readFile(join(this.where, name), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      const code = (err as NodeJS.ErrnoException).code;
+      throw Object.assign(new Error(`cannot read ${join(this.where, name)}: ${code ?? err}`), { code });
+    }
+  }
+
+  update(name: string, edit: (current: string | undefined) => string | undefined): Promise<string | undefined> {
+    const run = (this.chains.get(name) ?? Promise.resolve()).then(async () => {
+      const current = await this.read(name);
+      const next = edit(current);
+      if (next === undefined || next === current) return current;
+      await writePrivateFileAsync(join(this.where, name), next);
+      return next;
+    });
+    const settled = run.catch(() => {});
+    this.chains.set(name, settled);
+    void settled.then(() => {
+      if (this.chains.get(name) === settled) this.chains.delete(name);
+    });
+    return run;
+  }
+}

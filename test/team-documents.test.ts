@@ -1,0 +1,134 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import pg from "pg";
+import type { TestDaemon } from "../testing/daemon.js";
+import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.js";
+import { pgCluster } from "./support/postgres.js";
+import { startTeam } from "./support/team.js";
+
+/** Asks `probe` again until it answers true (another daemon applies a change when its doorbell rings). */
+async function eventually(what: string, probe: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const DOCUMENTS = ["settings.json", "permissions.json", "trust.json"];
+
+/**
+ * The daemons' documents on a team: the user's settings, the saved approval rules and the trust decisions live in
+ * the database, so a decision made through one daemon holds on every daemon, and none is kept in a home.
+ */
+describe("team server: settings, approval rules and trust in the database", function () {
+  this.timeout(60_000);
+  let fake: FakeProvider;
+  let team: TestDaemon[] = [];
+  let url: string;
+  let project: string;
+
+  beforeEach(async () => {
+    fake = await startFakeProvider();
+    url = await (await pgCluster()).createDatabase(undefined, { migrated: true });
+    team = await startTeam(2, url, fake.url);
+    project = mkdtempSync(join(tmpdir(), "agentd-team-project-"));
+  });
+  afterEach(async () => {
+    await Promise.all(team.map((d) => d.cleanup()));
+    await fake.close();
+    rmSync(project, { recursive: true, force: true });
+  });
+
+  it("a setting, a rule and a trust decision made on A hold on B at once, and on a daemon started later", async () => {
+    const [a, b] = team as [TestDaemon, TestDaemon];
+    expect((await a.post("/settings/command", { command: "/turn-cap 20" })).status).to.equal(200);
+    const rule = await a.post("/permissions/rules", { scope: "global", action: "allow", pattern: "make test" });
+    expect(rule.status).to.equal(201);
+    expect((await a.post("/projects/trust", { cwd: project, trusted: true })).status).to.equal(200);
+
+    const seenBy = async (d: TestDaemon) => {
+      await eventually("the setting on another daemon", async () => {
+        const cfg = (await d.get("/config")).body;
+        return cfg.settings.maxTurnIterations?.source === "settings" && cfg.maxTurnIterations === 20;
+      });
+      await eventually("the rule on another daemon", async () =>
+        (await d.get("/permissions/rules")).body.rules.some((r: { id: string }) => r.id === rule.body.id),
+      );
+      await eventually(
+        "the trust decision on another daemon",
+        async () => (await d.get(`/projects/trust?cwd=${encodeURIComponent(project)}`)).body.trusted === true,
+      );
+    };
+    await seenBy(b);
+    const [c] = (await startTeam(1, url, fake.url)) as [TestDaemon];
+    team.push(c);
+    await seenBy(c);
+
+    // B takes the decisions back: A follows.
+    expect((await b.delete(`/permissions/rules/${rule.body.id}`)).status).to.equal(200);
+    expect((await b.post("/projects/trust", { cwd: project, trusted: false })).status).to.equal(200);
+    await eventually("the rule gone on A", async () => (await a.get("/permissions/rules")).body.rules.length === 0);
+    await eventually(
+      "distrust on A",
+      async () => (await a.get(`/projects/trust?cwd=${encodeURIComponent(project)}`)).body.trusted === false,
+    );
+    // Nothing of it is a file in a home: the database holds the documents.
+    for (const d of team) for (const name of DOCUMENTS) expect(existsSync(join(d.home, name)), name).to.equal(false);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const rows = (await client.query<{ name: string }>("SELECT name FROM documents ORDER BY name")).rows;
+      expect(rows.map((r) => r.name)).to.deep.equal(DOCUMENTS.slice().sort());
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("changes made on two daemons at once are all kept", async () => {
+    const [a, b] = team as [TestDaemon, TestDaemon];
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? a : b).post("/permissions/rules", { scope: "global", action: "allow", pattern: `tool${i} *` }),
+      ),
+    );
+    expect(results.map((r) => r.status)).to.deep.equal(Array(12).fill(201));
+    const patterns = Array.from({ length: 12 }, (_, i) => `tool${i} *`).sort();
+    for (const d of [a, b]) {
+      await eventually("every rule on each daemon", async () => {
+        const rules = (await d.get("/permissions/rules")).body.rules as Array<{ pattern: string }>;
+        return JSON.stringify(rules.map((r) => r.pattern).sort()) === JSON.stringify(patterns);
+      });
+    }
+    await Promise.all([
+      a.post("/settings/command", { command: "/turn-cap 30" }),
+      b.post("/settings/command", { command: "/theme light" }),
+    ]);
+    for (const d of [a, b]) {
+      await eventually("both settings on each daemon", async () => {
+        const cfg = (await d.get("/config")).body;
+        return cfg.maxTurnIterations === 30 && cfg.theme === "light";
+      });
+    }
+  });
+
+  it("a daemon whose listening connection was cut reads the documents again once it listens again", async () => {
+    const [a, b] = team as [TestDaemon, TestDaemon];
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const cut = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN agentd_%'",
+      );
+      expect(cut.rowCount).to.equal(2);
+    } finally {
+      await admin.end();
+    }
+    // Made while B's doorbell may be away: B reads it when it listens again, not from a notification it missed.
+    expect((await a.post("/settings/command", { command: "/turn-cap 42" })).status).to.equal(200);
+    await eventually("the setting on B", async () => (await b.get("/config")).body.maxTurnIterations === 42);
+  });
+});
