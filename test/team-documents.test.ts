@@ -18,7 +18,7 @@ async function eventually(what: string, probe: () => Promise<boolean>, ms = 15_0
   }
 }
 
-const DOCUMENTS = ["settings.json", "permissions.json", "trust.json"];
+const DOCUMENTS = ["settings.json", "permissions.json", "trust.json", "plugins-data/settings/appearance.json"];
 
 /**
  * The daemons' documents on a team: the user's settings, the saved approval rules and the trust decisions live in
@@ -49,6 +49,7 @@ describe("team server: settings, approval rules and trust in the database", func
     const rule = await a.post("/permissions/rules", { scope: "global", action: "allow", pattern: "make test" });
     expect(rule.status).to.equal(201);
     expect((await a.post("/projects/trust", { cwd: project, trusted: true })).status).to.equal(200);
+    expect((await a.post("/settings/appearance", { showReasoning: false })).status).to.equal(200);
 
     const seenBy = async (d: TestDaemon) => {
       await eventually("the setting on another daemon", async () => {
@@ -57,6 +58,10 @@ describe("team server: settings, approval rules and trust in the database", func
       });
       await eventually("the rule on another daemon", async () =>
         (await d.get("/permissions/rules")).body.rules.some((r: { id: string }) => r.id === rule.body.id),
+      );
+      await eventually(
+        "the appearance on another daemon",
+        async () => (await d.get("/settings/appearance")).body.showReasoning === false,
       );
       await eventually(
         "the trust decision on another daemon",

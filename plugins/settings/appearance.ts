@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { type Logger, writePrivateFile } from "../../core/index.js";
+import type { Disposable, DocumentStore, Logger } from "../../core/index.js";
 
 export interface Appearance {
   showReasoning: boolean;
@@ -7,39 +6,61 @@ export interface Appearance {
 
 export const DEFAULT_APPEARANCE: Appearance = { showReasoning: true };
 
+/** The document's name: a file under the plugin's data directory, or a row of a team's database. */
+const NAME = "plugins-data/settings/appearance.json";
+
 /**
- * Client appearance settings in one small JSON file in the daemon home. Read once, written on every change
- * (write-then-rename, so a crash never leaves a half-written file). An unreadable file means the defaults.
+ * Client appearance settings: one small document (a 0600 file in the home, written then renamed, or the database
+ * several daemons share, read again when another daemon changes it). An unreadable document means the defaults.
  */
 export class AppearanceStore {
-  private value: Appearance | undefined;
+  private value: Appearance = { ...DEFAULT_APPEARANCE };
+  private unwatch: Disposable | undefined;
 
   constructor(
-    private readonly file: () => string,
+    private readonly documents: () => DocumentStore,
     private readonly log: Logger,
   ) {}
 
+  /** Reads the settings (at start), and again whenever another daemon changes them. */
+  async load(): Promise<void> {
+    const docs = this.documents();
+    const read = async () => {
+      this.value = this.parse(await docs.read(NAME).catch((err: unknown) => this.unreadable(err)));
+    };
+    await read();
+    this.unwatch ??= docs.watch?.((name) => {
+      if (name === undefined || name === NAME) void read();
+    });
+  }
+
+  close(): void {
+    this.unwatch?.dispose();
+  }
+
   get(): Appearance {
-    this.value ??= this.load();
     return { ...this.value };
   }
 
-  set(next: Appearance): Appearance {
+  async set(next: Appearance): Promise<Appearance> {
     const value: Appearance = { showReasoning: next.showReasoning };
-    const file = this.file();
-    writePrivateFile(file, `${JSON.stringify(value, null, 2)}\n`);
+    await this.documents().update(NAME, () => `${JSON.stringify(value, null, 2)}\n`);
     this.value = value;
     return { ...value };
   }
 
-  private load(): Appearance {
+  private unreadable(err: unknown): undefined {
+    this.log.warn({ err: String(err) }, "ignoring unreadable appearance settings");
+    return undefined;
+  }
+
+  private parse(text: string | undefined): Appearance {
+    if (text === undefined) return { ...DEFAULT_APPEARANCE };
     let raw: unknown;
     try {
-      raw = JSON.parse(readFileSync(this.file(), "utf8"));
+      raw = JSON.parse(text);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
-        this.log.warn({ err: String(err) }, "ignoring an unreadable appearance settings file");
-      }
+      this.unreadable(err);
       return { ...DEFAULT_APPEARANCE };
     }
     const showReasoning = (raw as { showReasoning?: unknown } | null)?.showReasoning;

@@ -1,6 +1,6 @@
-import { join } from "node:path";
 import {
   type DaemonSettings,
+  DocumentStoreToken,
   definePlugin,
   defineRoute,
   RouteRegistryToken,
@@ -139,6 +139,9 @@ function publicLayers(s: DaemonSettings): Record<string, { value?: unknown; sour
   return layers;
 }
 
+/** Each loaded plugin's appearance settings, read at its start. */
+const appearances = new WeakMap<object, AppearanceStore>();
+
 /** Client-facing configuration, appearance settings and reasoning options. */
 export default definePlugin({
   manifest: {
@@ -151,6 +154,7 @@ export default definePlugin({
   },
   deps: {
     settings: SettingsToken,
+    documents: DocumentStoreToken,
     sessions: SessionServiceToken,
     themes: ThemeRegistryToken,
     tools: ToolRegistryToken,
@@ -159,7 +163,10 @@ export default definePlugin({
   register(ctx) {
     const options = ctx.options;
     const settings = (): DaemonSettings => ctx.deps.settings;
-    const appearance = new AppearanceStore(() => join(ctx.dataDir(), "appearance.json"), ctx.log);
+    // Read at start: the documents may be kept by the storage plugin.
+    const appearance = new AppearanceStore(() => ctx.deps.documents, ctx.log);
+    appearances.set(ctx, appearance);
+    ctx.onDispose(() => appearance.close());
     const dialect = (): Dialect =>
       !options.reasoningFormat || options.reasoningFormat === "auto"
         ? detectDialect(settings().provider.baseURL)
@@ -242,8 +249,8 @@ export default definePlugin({
         responses: {
           200: T.Object({ ok: T.Literal(true), showReasoning: T.Boolean() }, { title: "AppearanceUpdated" }),
         },
-        handler: ({ body }) => ({
-          body: { ok: true as const, ...appearance.set({ showReasoning: body.showReasoning }) },
+        handler: async ({ body }) => ({
+          body: { ok: true as const, ...(await appearance.set({ showReasoning: body.showReasoning })) },
         }),
       }),
       defineRoute({
@@ -273,5 +280,8 @@ export default definePlugin({
       }),
     ];
     for (const r of routes) ctx.routes.add(r);
+  },
+  async start(ctx) {
+    await appearances.get(ctx)?.load();
   },
 });
