@@ -26,6 +26,7 @@ import {
   singleStream,
 } from "./streaming.js";
 import { printTeam, type TeamResult, teamBench } from "./team.js";
+import { printTeamLoad, teamLoadBench } from "./team-load.js";
 import { printTeamStore, teamStoreBench } from "./team-store.js";
 import { printTerminal, type TerminalResult, terminalBench } from "./terminal.js";
 import { printTtft, type TtftCase, ttftCase } from "./ttft.js";
@@ -39,7 +40,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10,11 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10,11,12 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -195,6 +196,17 @@ await section("10. team", async () => {
 
 await section("11. team store", async () => {
   printTeamStore(await teamStoreBench(cwd, 200, 100));
+});
+
+await section("12. team load", async () => {
+  const r = await teamLoadBench(fake, cwd, { daemons: 3, sessions: 20, clients: 10, n: 200, gapMs: 2 });
+  printTeamLoad(r);
+  const lost = r.sqlite.expected - r.sqlite.received + r.postgres.expected - r.postgres.received;
+  const dup = r.sqlite.duplicates + r.postgres.duplicates;
+  if (lost > 0 || dup > 0) {
+    console.log(`\n!!! TOKENS LOST: ${int(lost)} missing, ${int(dup)} duplicated !!!`);
+    failures.push("12. team load: tokens lost");
+  }
 });
 
 await fake.close();

@@ -16,6 +16,8 @@ const RETRY_READ_MS = 250;
 /** Writes that found the database away are tried again after this long, doubling up to the maximum. */
 const RETRY_WRITE_MS = 100;
 const MAX_RETRY_WRITE_MS = 2000;
+/** Events of one session that wait for the database at most; beyond, the oldest deltas are dropped. */
+const MAX_WAITING = 5000;
 
 /** An event of this daemon waiting for its number, with its wire object (for the in-process bus). */
 interface Outgoing extends UnnumberedEvent {
@@ -399,7 +401,19 @@ export class SharedEventLog implements EventLog {
       this.pendingFeed = [...events, ...this.pendingFeed];
       return;
     }
-    this.pending.set(sessionId, [...events, ...(this.pending.get(sessionId) ?? [])]);
+    let queue = [...events, ...(this.pending.get(sessionId) ?? [])];
+    if (queue.length > MAX_WAITING) {
+      // A long outage must not hold a turn's every delta in memory: the oldest deltas (tokens, thinking) go first;
+      // the messages they add up to are not deltas, and are kept.
+      let drop = queue.length - MAX_WAITING;
+      const before = queue.length;
+      queue = queue.filter((e) => !(e.ephemeral && drop-- > 0));
+      this.log.warn(
+        { sessionId, dropped: before - queue.length },
+        "the database is away: the oldest streaming deltas waiting to be stored were dropped",
+      );
+    }
+    this.pending.set(sessionId, queue);
   }
 
   /**

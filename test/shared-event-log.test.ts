@@ -1,7 +1,14 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { expect } from "chai";
 import { SyncEventBus } from "../core/events.js";
-import { type EventRing, type SessionEvent, SharedEventLog, type SharedEvents, silentLogger } from "../core/index.js";
+import {
+  ApiError,
+  type EventRing,
+  type SessionEvent,
+  SharedEventLog,
+  type SharedEvents,
+  silentLogger,
+} from "../core/index.js";
 import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
 import { sessionRecord } from "./support/session-record.js";
 
@@ -21,10 +28,11 @@ class Doorbell {
 }
 
 /** What a database gives the log, over one SQLite store: numbers in the append, the doorbell after it. */
-function sharedOver(store: SqliteSessionStore, bell: Doorbell, index: number): SharedEvents {
+function sharedOver(store: SqliteSessionStore, bell: Doorbell, index: number, db = { down: false }): SharedEvents {
   return {
     async append(sessionId, events) {
       await nextTurn();
+      if (db.down) throw new ApiError(503, "the database is away");
       if (sessionId === null) {
         const base = store.feedSeq();
         events.forEach((e, i) => {
@@ -61,6 +69,7 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
   let a: SharedEventLog;
   let b: SharedEventLog;
   let frames: { a: Array<[number, string]>; b: Array<[number, string]> };
+  let db: { down: boolean };
   const notice = (message: string) => ({ type: "notice", message }) as SessionEvent;
   /** Resolves once `who`'s subscriber has `n` frames (they arrive on later turns of the event loop). */
   const until = async (who: "a" | "b", n: number) => {
@@ -71,7 +80,8 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
     store = openSqliteStore(":memory:");
     store.createSession(sessionRecord("s", { createdAt: at, updatedAt: at }));
     bell = new Doorbell();
-    a = new SharedEventLog(store, sharedOver(store, bell, 0), new SyncEventBus(silentLogger), silentLogger);
+    db = { down: false };
+    a = new SharedEventLog(store, sharedOver(store, bell, 0, db), new SyncEventBus(silentLogger), silentLogger);
     b = new SharedEventLog(store, sharedOver(store, bell, 1), new SyncEventBus(silentLogger), silentLogger);
     await Promise.all([a.open(), b.open(), a.load("s"), b.load("s")]);
     frames = { a: [], b: [] };
@@ -143,5 +153,26 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
     expect(frames.b).to.deep.equal(frames.a);
     const mine = frames.a.map(([, j]) => JSON.parse(j).message as string).filter((m) => m.startsWith("a"));
     expect(mine).to.deep.equal(Array.from({ length: 20 }, (_, i) => `a${i}`));
+  });
+
+  it("while the database is away, events wait in order, the oldest deltas dropped beyond the cap, no message", async () => {
+    db.down = true;
+    const token = (i: number) => ({ type: "token", text: `t${i} ` }) as SessionEvent;
+    for (let i = 0; i < 6000; i++) a.publish("s", token(i));
+    a.publish("s", notice("kept"));
+    for (let i = 6000; i < 6010; i++) a.publish("s", token(i));
+    // Every write so far found the database away: the events wait (the first attempt, then its retry timer).
+    await a.durable();
+    expect(frames.a).to.deep.equal([]);
+    db.down = false;
+    await until("a", 5000);
+    const types = frames.a.map(([, json]) => JSON.parse(json) as { type: string; text?: string; message?: string });
+    expect(frames.a.map(([seq]) => seq)).to.deep.equal(Array.from({ length: 5000 }, (_, i) => i + 1));
+    // The newest deltas and every non-delta are there, in the order they were published.
+    expect(types.filter((t) => t.type === "notice").map((t) => t.message)).to.deep.equal(["kept"]);
+    expect(types.at(-1)?.text).to.equal("t6009 ");
+    const texts = types.filter((t) => t.type === "token").map((t) => Number(t.text?.slice(1)));
+    expect(texts).to.deep.equal([...texts].sort((x, y) => x - y));
+    expect(texts[0]).to.be.greaterThan(1000);
   });
 });
