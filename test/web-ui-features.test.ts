@@ -204,30 +204,66 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/search-snippet.png") });
   });
 
-  it("opens a long session at its latest messages and pages older ones in on request", async () => {
+  it("opens a long session at its latest messages, pages older ones in at the top, and keeps only what is near the viewport in the page", async () => {
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);
-    for (let i = 0; i < 400; i++) {
-      await store.appendMessage(id, { role: i % 2 ? "assistant" : "user", content: `message number ${i}.` });
-    }
-    await page.goto(`${d.baseUrl}/#/s/${id}`);
-    await transcript().getByText("message number 399.").waitFor();
-    expect(await transcript().getByText("message number 0.", { exact: true }).count()).to.equal(0);
-    const earlier = page.getByRole("button", { name: /earlier messages/ });
-    const shown = () => transcript().locator("article").count();
-    for (let clicks = 0; clicks < 40 && (await transcript().getByText("message number 0.").count()) === 0; clicks++) {
-      const before = await shown();
-      await earlier.click();
-      await page.waitForFunction((n) => document.querySelectorAll(".transcript article").length > n, before);
-    }
-    // Nothing twice: every message once, in order.
-    // (A user message also carries its "Rewind to here" button.)
-    const texts = (await transcript().locator("article").allInnerTexts()).map((t) =>
-      t.replace(/\s*Rewind to here$/, ""),
+    const count = 1000;
+    await store.appendMessages?.(
+      id,
+      Array.from({ length: count }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: `message number ${i}.`,
+      })),
     );
-    expect(texts).to.deep.equal(Array.from({ length: 400 }, (_, i) => `message number ${i}.`));
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await transcript()
+      .getByText(`message number ${count - 1}.`)
+      .waitFor();
+    expect(await transcript().getByText("message number 0.", { exact: true }).count()).to.equal(0);
+    const shown = () => transcript().locator("article").count();
+    let most = await shown();
+    // The button pages older history in; so does reaching the top.
+    await Promise.all([
+      page.waitForResponse((r) => r.url().includes(`/sessions/${id}/history`)),
+      page.getByRole("button", { name: "Load earlier messages" }).click(),
+    ]);
+    const scroller = transcript();
+    const firstShown = () => page.evaluate(() => document.querySelector(".transcript article")?.textContent ?? "");
+    for (let step = 0; step < 400 && (await transcript().getByText("message number 0.").count()) === 0; step++) {
+      // At the top, the next page is read and drawn above what is on screen.
+      const before = await firstShown();
+      await scroller.evaluate((el) => {
+        el.scrollTop = 0;
+      });
+      await page.waitForFunction((text) => {
+        const first = document.querySelector(".transcript article")?.textContent ?? "";
+        return first !== text || document.querySelector(".transcript")?.textContent?.includes("message number 0.");
+      }, before);
+      most = Math.max(most, await shown());
+    }
     await transcript().getByText("message number 0.", { exact: true }).waitFor();
-    await earlier.waitFor({ state: "hidden" });
+    await page.getByRole("button", { name: "Load earlier messages" }).waitFor({ state: "hidden" });
+    // Then down to the bottom: every message once, in order, though never more than a window of them at once.
+    const seen: string[] = [];
+    const known = new Set<string>();
+    for (let step = 0; step < 2000; step++) {
+      for (const t of await transcript().locator("article").allInnerTexts()) {
+        const text = t.replace(/\s*Rewind to here$/, "");
+        if (!known.has(text)) {
+          known.add(text);
+          seen.push(text);
+        }
+      }
+      most = Math.max(most, await shown());
+      const bottom = await scroller.evaluate((el) => {
+        el.scrollTop += el.clientHeight;
+        return el.scrollTop + el.clientHeight >= el.scrollHeight - 1;
+      });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      if (bottom && seen.length >= count) break;
+    }
+    expect(seen).to.deep.equal(Array.from({ length: count }, (_, i) => `message number ${i}.`));
+    expect(most, "articles in the page at once").to.be.below(200);
   });
 
   it("deletes a session after asking", async () => {

@@ -65,8 +65,6 @@ export interface TrustState {
 
 type Ev = Record<string, unknown> & { type: string };
 
-const PAGE = 60;
-
 let keyCounter = 0;
 const nextKey = () => `k${++keyCounter}`;
 
@@ -74,7 +72,6 @@ export class SessionState {
   readonly info = signal<Schemas["Session"] | null>(null);
   readonly items = signal<Item[]>([]);
   /** How many of the oldest loaded items are not rendered yet (first paint shows the latest ones). */
-  readonly hidden = signal(0);
   readonly hasMoreHistory = signal(false);
   readonly liveText = signal("");
   readonly liveThinking = signal("");
@@ -152,17 +149,17 @@ export class SessionState {
     this.seenSeqs.clear();
     const items = withTurnFooters(view.messages, (m) => this.fromDisplay(m), running);
     this.items.value = items;
-    this.hidden.value = Math.max(0, items.length - PAGE);
     this.hasMoreHistory.value = view.hasMoreHistory;
     this.oldestSeq = view.oldestSeq;
   }
 
-  /** Reveals older loaded messages, then pages older history in from the daemon. */
+  /** Whether a page of older history is being read. */
+  loadingEarlier(): boolean {
+    return this.loadingHistory;
+  }
+
+  /** Pages older history in from the daemon (the transcript shows only what is near the viewport). */
   async showEarlier(): Promise<void> {
-    if (this.hidden.value > 0) {
-      this.hidden.value = Math.max(0, this.hidden.value - PAGE);
-      return;
-    }
     const oldest = this.oldestSeq;
     // One page at a time: a second click while one is loading would fetch (and show) the same page twice.
     if (!this.hasMoreHistory.value || oldest === null || this.loadingHistory) return;
@@ -176,7 +173,6 @@ export class SessionState {
         .map((m) => this.fromDisplay(m));
       batch(() => {
         this.items.value = [...older, ...this.items.value];
-        this.hidden.value = Math.max(0, older.length - PAGE);
         this.hasMoreHistory.value = page.hasMoreHistory;
       });
       this.oldestSeq = page.oldestSeq;

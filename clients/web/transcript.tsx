@@ -1,12 +1,16 @@
-/** The conversation: finished messages (memoised per item), tool cards, and the live streaming block. */
+/**
+ * The conversation: finished messages (memoised per item, only those near the viewport in the document), tool
+ * cards, and the live streaming block.
+ */
 import { type Signal, signal, useSignalEffect } from "@preact/signals";
 import { Component } from "preact";
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Markdown } from "./markdown.js";
 import { RewindControl } from "./rewind.js";
 import type { Item, SessionState, ToolState } from "./session.js";
 import { showReasoning } from "./settings.js";
 import { openProviderSettings } from "./store.js";
+import { useVirtualList, VirtualRow } from "./virtual.js";
 
 function parseArgs(args: string): Record<string, unknown> {
   try {
@@ -218,16 +222,31 @@ export function Transcript({ s }: { s: SessionState }) {
     awaitingConfirmation.value = s.confirmations.value.map((c) => ({ tool: c.tool, command: c.command }));
   });
   const ref = useRef<HTMLDivElement>(null);
+  const listRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
-  const anchor = useRef<number | null>(null);
+  /** While older history loads: the distance from the bottom to keep, and the first row before it came. */
+  const anchor = useRef<{ fromBottom: number; first: string | undefined } | null>(null);
   const items = s.items.value;
-  const hidden = s.hidden.value;
-  // Follow the bottom while the user is there; leave them alone when they scrolled up to read.
+  const keys = useMemo(() => items.map((i) => i.key), [items]);
+  const rows = useVirtualList(keys, ref, listRef, () => stick.current);
+  /** Pages older history in, keeping what is on screen where it is (and no longer following the bottom). */
+  const earlier = () => {
+    const el = ref.current;
+    stick.current = false;
+    if (el) anchor.current = { fromBottom: el.scrollHeight - el.scrollTop, first: s.items.peek()[0]?.key };
+    void s.showEarlier();
+  };
+  // Follow the bottom while the user is there; leave them alone when they scrolled up to read. Near the top, the
+  // older history comes in by itself.
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
+    let last = el.scrollTop;
     const onScroll = () => {
+      const up = el.scrollTop < last;
+      last = el.scrollTop;
       stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+      if (up && el.scrollTop < 400 && s.hasMoreHistory.peek() && !s.loadingEarlier()) earlier();
     };
     el.addEventListener("scroll", onScroll, { passive: true });
     const ro = new ResizeObserver(() => {
@@ -243,32 +262,31 @@ export function Transcript({ s }: { s: SessionState }) {
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    if (anchor.current !== null) {
-      el.scrollTop = el.scrollHeight - anchor.current;
+    // Scrolling renders too: the place is kept once the older rows are there, not before.
+    if (anchor.current !== null && anchor.current.first !== keys[0]) {
+      el.scrollTop = el.scrollHeight - anchor.current.fromBottom;
       anchor.current = null;
+      // Still at the top (a short page): the next one comes too, once this one is done.
+      requestAnimationFrame(() => {
+        if (el.scrollTop < 400 && s.hasMoreHistory.peek() && !s.loadingEarlier()) earlier();
+      });
     } else if (stick.current) el.scrollTop = el.scrollHeight;
   });
   return (
     <div class="transcript" ref={ref} aria-live="off">
       <div class="transcript-inner">
-        {(hidden > 0 || s.hasMoreHistory.value) && (
-          <button
-            type="button"
-            class="earlier"
-            onClick={() => {
-              // Reading history: stop following the bottom, and keep what is on screen where it is.
-              const el = ref.current;
-              stick.current = false;
-              if (el) anchor.current = el.scrollHeight - el.scrollTop;
-              void s.showEarlier();
-            }}
-          >
-            {hidden > 0 ? `Show earlier messages (${hidden})` : "Load earlier messages"}
+        {s.hasMoreHistory.value && (
+          <button type="button" class="earlier" onClick={earlier}>
+            Load earlier messages
           </button>
         )}
-        {items.slice(hidden).map((item) => (
-          <MessageView key={item.key} item={item} sessionId={s.id} />
-        ))}
+        <div class="vlist" ref={listRef} style={{ paddingTop: `${rows.above}px`, paddingBottom: `${rows.below}px` }}>
+          {items.slice(rows.start, rows.end).map((item) => (
+            <VirtualRow key={item.key} vkey={item.key} observer={rows.observer}>
+              <MessageView item={item} sessionId={s.id} />
+            </VirtualRow>
+          ))}
+        </div>
         <LiveBlock s={s} />
         <LastTurnActions s={s} />
         {s.retryNote.value && (
