@@ -60,21 +60,52 @@ function addCopyButtons(el: HTMLElement): void {
   }
 }
 
+/**
+ * Final messages' HTML, highlighted once it is: the virtualised transcript mounts a message again each time it
+ * scrolls back into view, and parsing, sanitising and highlighting it again would cost every frame of a scroll.
+ */
+const rendered = new Map<string, { html: string; highlighted: boolean }>();
+const RENDERED_MAX = 600;
+
+function remember(text: string, html: string, highlighted: boolean): void {
+  rendered.delete(text);
+  rendered.set(text, { html, highlighted });
+  if (rendered.size > RENDERED_MAX) rendered.delete(rendered.keys().next().value as string);
+}
+
 /** Rendered Markdown. `streaming` skips highlighting and copy buttons (they come once the text is final). */
 export function Markdown({ text, streaming }: { text: string; streaming?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    el.innerHTML = markdownToHtml(text);
-    if (streaming) return;
+    if (streaming) {
+      el.innerHTML = markdownToHtml(text);
+      return;
+    }
+    const known = rendered.get(text);
+    el.innerHTML = known?.html ?? markdownToHtml(text);
+    if (!known) remember(text, el.innerHTML, false);
     addCopyButtons(el);
     // Only blocks that name their language: guessing colours plain output in random ones.
     const blocks = el.querySelectorAll<HTMLElement>('pre code[class*="language-"]');
-    if (blocks.length)
+    if (blocks.length === 0 || known?.highlighted) return;
+    // Colours wait for an idle moment: a fast scroll through unseen messages must not pay for them every frame.
+    let cancelled = false;
+    const idle = window.requestIdleCallback ?? ((fn: () => void) => setTimeout(fn, 1));
+    idle(() => {
+      if (cancelled) return;
       void loadHighlighter().then((h) => {
+        if (cancelled) return;
         for (const b of blocks) h(b);
+        const copy = el.cloneNode(true) as HTMLElement;
+        for (const b of copy.querySelectorAll("button.copy")) b.remove();
+        remember(text, copy.innerHTML, true);
       });
+    });
+    return () => {
+      cancelled = true;
+    };
   }, [text, streaming]);
   return <div class="md" ref={ref} />;
 }
