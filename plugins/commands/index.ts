@@ -22,14 +22,13 @@ import {
 } from "../../core/index.js";
 import { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS } from "./checkpoints.js";
 import { type CommandEnv, providerOf } from "./env.js";
-import { infoCommands } from "./info-commands.js";
 import { commandRoutes } from "./routes.js";
-import { sessionCommands } from "./session-commands.js";
+import { slashCommands } from "./slash/index.js";
 import { ModelMemory, Prefs } from "./state.js";
 
 export { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS, type UndoOutcome } from "./checkpoints.js";
 export { type CommandResponse, executeCommand, parseCommandLine } from "./dispatch.js";
-export { parseGoal } from "./session-commands.js";
+export { parseGoal } from "./slash/goal.js";
 export { type Suggestion, suggest } from "./suggest.js";
 
 const OptionsSchema = T.Object(
@@ -122,7 +121,7 @@ export default definePlugin({
       models: new ModelMemory(() => providerOf(env, undefined)),
       log: ctx.log,
     };
-    for (const cmd of [...sessionCommands(env), ...infoCommands(env)]) ctx.commands.add(cmd);
+    for (const cmd of slashCommands(env)) ctx.commands.add(cmd);
     for (const route of commandRoutes(env)) ctx.routes.add(route);
 
     // A turn starts with its user message; its snapshot is taken before its first file-changing tool runs.

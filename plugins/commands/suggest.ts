@@ -1,7 +1,7 @@
 import type { SessionRecord } from "../../core/index.js";
 import { catalogue } from "./catalogue.js";
 import type { CommandEnv } from "./env.js";
-import { REASONING_LEVELS } from "./info-commands.js";
+import { REASONING_LEVELS } from "./slash/reasoning.js";
 
 export interface Suggestion {
   /** The whole composer text to put in place of the query. */
