@@ -56,10 +56,36 @@ export interface ResponseSpec {
 
 type StaticOr<S, D> = S extends TSchema ? Static<S> : D;
 
+/**
+ * Never set: the request names the route's responses so that TypeScript settles them (from `responses`) before it
+ * types the handler, whose replies are then checked against them with their literal values kept.
+ */
+export interface RepliesOf<R> {
+  readonly __responses?: R;
+}
+
+/** The success responses of a route, by status. */
+export type RouteResponses = Record<number, TSchema | ResponseSpec>;
+
+/**
+ * The JSON body a response's schema describes (anything for a `ResponseSpec`). An indexed access, not a conditional
+ * type: TypeScript keeps a reply's literal values (`ok: true`, `status: 202`) only against a resolved shape.
+ */
+type BodyOf<X> = (X & { params: []; static: unknown })["static"];
+
+/**
+ * What a handler may answer, typed from its `responses`: a JSON body of a declared shape (the status is checked
+ * against the declared ones when responses are validated), or raw bytes, a page or a stream.
+ */
+export type RouteReply<R> =
+  | { status?: number; body: BodyOf<R[keyof R & number]>; headers?: Record<string, string> }
+  | Exclude<RouteResult, { body: unknown }>;
+
 export interface RouteDefinition<
   P extends TSchema | undefined = TSchema | undefined,
   Q extends TSchema | undefined = TSchema | undefined,
   B extends TSchema | undefined = TSchema | undefined,
+  R extends RouteResponses = RouteResponses,
 > {
   method: HttpMethod;
   /**
@@ -91,23 +117,25 @@ export interface RouteDefinition<
   /** Per-route JSON body cap in bytes; the host default applies otherwise. */
   bodyLimit?: number;
   /** Success responses by status; the host adds the error responses (400/401/404/413/500) itself. */
-  responses: Record<number, TSchema | ResponseSpec>;
+  responses: R;
   /** Extra error statuses this route produces (e.g. 409), documented with the Error shape. */
   errors?: number[];
   handler(
-    req: RouteRequest<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, StaticOr<B, undefined>>,
-  ): RouteResult | Promise<RouteResult>;
+    req: RouteRequest<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, StaticOr<B, undefined>> &
+      RepliesOf<R>,
+  ): RouteReply<R> | Promise<RouteReply<R>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry stores routes of every shape
-export type AnyRoute = RouteDefinition<any, any, any>;
+export type AnyRoute = RouteDefinition<any, any, any, any>;
 
 /** Identity function that gives a route declaration full static types from its schemas. */
 export function defineRoute<
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
->(route: RouteDefinition<P, Q, B>): RouteDefinition<P, Q, B> {
+  R extends RouteResponses = RouteResponses,
+>(route: RouteDefinition<P, Q, B, R>): RouteDefinition<P, Q, B, R> {
   return route;
 }
 

@@ -132,9 +132,12 @@ export {
   defineRoute,
   type HttpMethod,
   type Principal,
+  type RepliesOf,
   type ResponseSpec,
   type RouteDefinition,
+  type RouteReply,
   type RouteRequest,
+  type RouteResponses,
   type RouteResult,
   type SseStream,
 } from "./routes.js";

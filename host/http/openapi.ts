@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { Owned } from "../../core/registry.js";
-import { type AnyRoute, isResponseSpec } from "../../core/routes.js";
+import { type AnyRoute, isResponseSpec, type RouteResponses } from "../../core/routes.js";
 import { ErrorSchema } from "../../core/schemas.js";
 import { API_PREFIX } from "./constants.js";
 
@@ -64,7 +64,7 @@ export function buildOpenApi(routes: Owned<AnyRoute>[], version: string): Json {
       };
     }
     const responses: Record<string, Json> = {};
-    for (const [status, spec] of Object.entries(r.responses)) {
+    for (const [status, spec] of Object.entries(r.responses as RouteResponses)) {
       const schema = isResponseSpec(spec) ? spec.schema : spec;
       const ct = (isResponseSpec(spec) && spec.contentType) || "application/json";
       const desc = (isResponseSpec(spec) && spec.description) || schema?.description || "Success";

@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
-import { type AnyRoute, isResponseSpec } from "../../core/routes.js";
+import { type AnyRoute, isResponseSpec, type RouteResponses } from "../../core/routes.js";
 import { loadAjv, loadAjvFormats } from "../lazy.js";
 
 /**
@@ -56,7 +56,7 @@ export function compileRoute(route: AnyRoute, withResponses: boolean, checkSchem
   if (route.query) out.query = compile(coercing, route.query);
   if (route.body) out.body = compile(strictAjv, route.body);
   if (withResponses) {
-    for (const [status, spec] of Object.entries(route.responses)) {
+    for (const [status, spec] of Object.entries(route.responses as RouteResponses)) {
       const schema: TSchema | undefined = isResponseSpec(spec) ? spec.schema : spec;
       const ct = isResponseSpec(spec) ? spec.contentType : undefined;
       if (schema && (!ct || ct === "application/json")) out.responses.set(Number(status), compile(strictAjv, schema));

@@ -124,7 +124,7 @@ export function agentRoutes(
       handler: async ({ params }) => {
         await svc().require(params.id);
         await turns().abort(params.id);
-        return { body: { ok: true } };
+        return { body: { ok: true as const } };
       },
     }),
     ...(["steer", "followup"] as const).map((kind) =>
@@ -170,7 +170,7 @@ export function agentRoutes(
       handler: async ({ params, body }) => {
         await svc().require(params.id);
         turns().answerQuestion(params.id, body.values);
-        return { status: 202, body: { ok: true } };
+        return { status: 202, body: { ok: true as const } };
       },
     }),
     defineRoute({
@@ -207,7 +207,7 @@ export function agentRoutes(
           });
         }
         turns().answerConfirmation(params.id, body.id, body.allow);
-        return { status: 202, body: { ok: true } };
+        return { status: 202, body: { ok: true as const } };
       },
     }),
     defineRoute({
@@ -230,7 +230,7 @@ export function agentRoutes(
       handler: async ({ params, body }) => {
         await svc().require(params.id);
         turns().editors.attach(params.id, body);
-        return { body: { ok: true } };
+        return { body: { ok: true as const } };
       },
     }),
     defineRoute({
@@ -244,7 +244,7 @@ export function agentRoutes(
       handler: async ({ params }) => {
         await svc().require(params.id);
         turns().editors.detach(params.id);
-        return { body: { ok: true } };
+        return { body: { ok: true as const } };
       },
     }),
     defineRoute({
@@ -268,7 +268,7 @@ export function agentRoutes(
       handler: async ({ params, body }) => {
         await svc().require(params.id);
         turns().editors.answer(params.id, body.id, body);
-        return { status: 202, body: { ok: true } };
+        return { status: 202, body: { ok: true as const } };
       },
     }),
     defineRoute({
@@ -335,7 +335,7 @@ export function agentRoutes(
           const { planTransition: _kept, ...rest } = rec.meta;
           await svc().update(rec.id, { meta: rest });
           svc().publish(rec.id, { type: "decision_state" });
-          return { status: 202, body: { ok: true } };
+          return { status: 202, body: { ok: true as const } };
         }
         const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
         const todos: SessionTodo[] = steps.map((content) => ({
@@ -348,7 +348,7 @@ export function agentRoutes(
         await svc().update(rec.id, { meta: { ...meta, todos } });
         svc().publish(rec.id, { type: "decision_state" });
         svc().publish(rec.id, { type: "todos_updated", todos });
-        return { status: 202, body: { ok: true } };
+        return { status: 202, body: { ok: true as const } };
       },
     }),
   ];

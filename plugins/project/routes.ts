@@ -152,7 +152,7 @@ export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
       responses: { 200: OkSchema },
       handler: () => {
         resources.reload();
-        return { body: { ok: true } };
+        return { body: { ok: true as const } };
       },
     }),
   ];

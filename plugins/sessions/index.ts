@@ -206,7 +206,7 @@ export default definePlugin({
         responses: { 200: OkSchema },
         handler: async ({ params }) => {
           await svc().unload(params.id);
-          return { body: { ok: true } };
+          return { body: { ok: true as const } };
         },
       }),
       defineRoute({
@@ -219,7 +219,7 @@ export default definePlugin({
         responses: { 200: OkSchema },
         handler: async ({ params }) => {
           await svc().deletePermanently(params.id);
-          return { body: { ok: true } };
+          return { body: { ok: true as const } };
         },
       }),
       defineRoute({
@@ -305,7 +305,7 @@ export default definePlugin({
         responses: { 200: T.Object({ ok: T.Boolean() }, { title: "RevokeShareResult" }) },
         handler: async ({ params }) => {
           await svc().unshare(params.id);
-          return { body: { ok: true } };
+          return { body: { ok: true as const } };
         },
       }),
       defineRoute({

@@ -1,4 +1,4 @@
-import { definePlugin, defineRoute, T, type Theme, ThemeRegistryToken } from "../../core/index.js";
+import { definePlugin, defineRoute, type Static, T, type Theme, ThemeRegistryToken } from "../../core/index.js";
 import { BUILTIN_THEMES, THEME_COLOR_KEYS } from "./themes.js";
 
 export { BUILTIN_THEMES, type BuiltinTheme, DEFAULT_THEME_ID, THEME_COLOR_KEYS, type ThemeColors } from "./themes.js";
@@ -19,8 +19,8 @@ export const ThemeSchema = T.Object(
 );
 
 /** What GET /themes shows of a theme (another plugin's theme may carry extra fields of its own). */
-function toWire(t: Theme): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: t.id, label: t.label, description: t.description, colors: t.colors };
+function toWire(t: Theme): Static<typeof ThemeSchema> {
+  const out: Static<typeof ThemeSchema> = { id: t.id, label: t.label, description: t.description, colors: t.colors };
   const appearance = (t as { appearance?: unknown }).appearance;
   if (appearance === "dark" || appearance === "light") out.appearance = appearance;
   return out;
