@@ -98,7 +98,7 @@ export interface SessionService {
   /** Stores every published event now and resolves once they are stored. */
   commit(): Promise<void>;
   /** Empties the working set sent to the model (the visible history stays); `assertIdle` throws while a turn runs. */
-  cleanContext(id: string, assertIdle: () => void): Promise<{ body: { ok: true; originalTask?: string } }>;
+  cleanContext(id: string, assertIdle: () => void): Promise<{ originalTask?: string }>;
   /** Ends the session's running turn and closes its streams; data is kept. */
   unload(id: string): Promise<void>;
   deletePermanently(id: string): Promise<void>;

@@ -16,6 +16,7 @@ import {
   type SessionRecord,
   type SessionStatus,
   type SessionSummary,
+  type StoredMessage,
 } from "./session-types.js";
 import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
@@ -433,19 +434,32 @@ export class SessionManager implements SessionService {
    * Empties the working set sent to the model; the visible history stays. `assertIdle` throws (409) while a
    * turn runs. Returns the first user message of the session as the original task.
    */
-  async cleanContext(id: string, assertIdle: () => void): Promise<{ body: { ok: true; originalTask?: string } }> {
+  async cleanContext(id: string, assertIdle: () => void): Promise<{ originalTask?: string }> {
     const rec = await this.require(id);
     assertIdle();
     await this.store.markOutOfContext(id);
     const { compactionSummary: _s, ...meta } = rec.meta;
     await this.update(id, { meta });
-    const first = (await this.store.historyPage(id, Number.MAX_SAFE_INTEGER)).messages.find(
-      (m) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder,
-    );
-    const body: { ok: true; originalTask?: string } = { ok: true };
-    if (first && typeof first.content === "string") body.originalTask = first.content;
+    // The task: the first message the user wrote (reminders are the daemon's), read from the start, not the whole.
+    const first = await this.firstUserText(id);
     this.events.publish(id, { type: "context_cleaned" });
-    return { body };
+    return first === undefined ? {} : { originalTask: first };
+  }
+
+  private async firstUserText(id: string): Promise<string | undefined> {
+    const isTask = (m: StoredMessage) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder;
+    if (!this.store.readMessages) {
+      const found = (await this.store.historyPage(id, Number.MAX_SAFE_INTEGER)).messages.find(isTask);
+      return found?.content as string | undefined;
+    }
+    for (let after = 0; ; ) {
+      const page = await this.store.readMessages(id, after, 200);
+      const found = page.find(isTask);
+      if (found) return found.content as string;
+      const last = page.at(-1);
+      if (!last || page.length < 200) return undefined;
+      after = last.seq;
+    }
   }
 
   /** Unloads the session from the daemon: ends its running turn and closes its streams. Data is kept. */

@@ -307,7 +307,12 @@ export function agentRoutes(
       responses: {
         200: T.Object({ ok: T.Literal(true), originalTask: T.Optional(T.String()) }, { title: "CleanContextResult" }),
       },
-      handler: async ({ params }) => await svc().cleanContext(params.id, () => idle(params.id, "cleaning the context")),
+      handler: async ({ params }) => ({
+        body: {
+          ok: true as const,
+          ...(await svc().cleanContext(params.id, () => idle(params.id, "cleaning the context"))),
+        },
+      }),
     }),
     defineRoute({
       method: "POST",

@@ -8,10 +8,10 @@ export function clearCommand(env: CommandEnv): SlashCommand {
     blocking: true,
     run: async (inv): Promise<Reply> => {
       const rec = await requireSession(env, inv);
-      const { body } = await env.sessions().cleanContext(rec.id, () => assertIdle(env, rec.id));
+      const { originalTask } = await env.sessions().cleanContext(rec.id, () => assertIdle(env, rec.id));
       return {
         message: "Context cleared; the history stays visible",
-        ...(body.originalTask ? { originalTask: body.originalTask } : {}),
+        ...(originalTask ? { originalTask } : {}),
       };
     },
   };
