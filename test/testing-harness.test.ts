@@ -1,6 +1,28 @@
 import { expect } from "chai";
-import { definePlugin, defineRoute, defineTool, type Plugin, T } from "../core/index.js";
-import { startPluginHarness } from "../testing/index.js";
+import { createToken, definePlugin, defineRoute, defineTool, type Plugin, T } from "../core/index.js";
+import { fakeService, startPluginHarness } from "../testing/index.js";
+
+interface Greeter {
+  greet(name: string): string;
+  farewell(name: string): string;
+}
+const GreeterToken = createToken<Greeter>("test-greeter");
+
+/** A tool whose arguments are typed by its schema, and a plugin that uses a service it declares. */
+const greetTool = (greeter: () => Greeter) =>
+  defineTool({
+    name: "greet",
+    description: "greets, then says goodbye when asked",
+    parameters: T.Object({ name: T.String(), leave: T.Optional(T.Boolean()) }),
+    execute: async ({ name, leave }) => ({ content: leave ? greeter().farewell(name) : greeter().greet(name) }),
+  });
+const greeterPlugin = definePlugin({
+  manifest: { id: "greeter", version: "1.0.0", description: "uses a greeter", requires: [GreeterToken.id] },
+  deps: { greeter: GreeterToken },
+  register(ctx) {
+    ctx.tools.add(greetTool(() => ctx.deps.greeter));
+  },
+});
 
 function recorder(calls: string[]): Plugin {
   return definePlugin({
@@ -92,6 +114,27 @@ describe("agentd/testing: startPluginHarness", () => {
       expect(s.deniedCapabilities).to.deep.equal(["pages"]);
       expect(s.error).to.match(/page \/page needs the capability "pages"/);
       expect(h.routes).to.deep.equal([]);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it("typed fakes of services and typed tool calls: what the fake leaves out fails, naming it", async () => {
+    const h = await startPluginHarness(greeterPlugin, {
+      services: [fakeService(GreeterToken, { greet: (name) => `hi ${name}` })],
+    });
+    try {
+      const tool = greetTool(() => h.get(GreeterToken));
+      expect((await h.callTool(tool, { name: "Ada" })).content).to.equal("hi Ada");
+      const left = await h.callTool(tool, { name: "Ada", leave: true });
+      expect(left.isError).to.equal(true);
+      expect(left.content).to.include('fake service "test-greeter": farewell is not implemented by the test');
+      // @ts-expect-error the tool's schema says name is a string
+      await h.callTool(tool, { name: 1 }).catch(() => undefined);
+      // @ts-expect-error a fake's methods are the service's
+      fakeService(GreeterToken, { greet: (n: number) => String(n) });
+      const res = await h.inject<{ tools: unknown[] }>("GET", "/nothing-here");
+      expect(res.status).to.equal(404);
     } finally {
       await h.stop();
     }

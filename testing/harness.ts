@@ -39,8 +39,8 @@ export interface PluginHarnessOptions {
   grant?: Capability[];
   /** Plugins loaded before it (built-in origin), e.g. one that provides a service it requires. */
   plugins?: Plugin[];
-  /** Extra host services, e.g. a fake of a service the plugin requires. */
-  services?: Array<[ServiceToken<unknown>, unknown]>;
+  /** Extra host services, e.g. a fake of a service the plugin requires: `fakeService(Token, {...})`. */
+  services?: ServiceFake[];
   /** The daemon home (default: a temporary directory, removed by `stop`). */
   home?: string;
   log?: Logger;
@@ -56,12 +56,36 @@ export interface InjectOptions {
   page?: boolean;
 }
 
-export interface InjectResponse {
+/** A route's answer; `body` is the parsed JSON (typed as the test says: `inject<Greeting>(...)`), else the text. */
+// biome-ignore lint/suspicious/noExplicitAny: by default tests read arbitrary JSON
+export interface InjectResponse<B = any> {
   status: number;
   headers: Record<string, unknown>;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
-  body: any;
+  body: B;
   text: string;
+}
+
+/** A service given to the plugin under test (see {@link fakeService}). */
+export interface ServiceFake {
+  readonly token: ServiceToken<unknown>;
+  readonly value: unknown;
+}
+
+/**
+ * A typed fake of a service for {@link startPluginHarness} (Backstage's `mockServices` are the model): the methods
+ * given are the service's, type-checked against its interface; any other one the plugin calls throws, naming the
+ * service and the method, so a test says exactly what the plugin uses.
+ */
+export function fakeService<T extends object>(token: ServiceToken<T>, impl: Partial<T>): ServiceFake {
+  const value = new Proxy(impl, {
+    get(target, key, receiver) {
+      if (key in target || typeof key === "symbol" || key === "then") return Reflect.get(target, key, receiver);
+      return () => {
+        throw new Error(`fake service "${token.id}": ${String(key)} is not implemented by the test`);
+      };
+    },
+  });
+  return { token: token as ServiceToken<unknown>, value };
 }
 
 export interface PluginHarness {
@@ -75,10 +99,18 @@ export interface PluginHarness {
   readonly personas: Persona[];
   readonly themes: Theme[];
   readonly providers: Provider[];
-  /** Calls one of its tools with a test `ToolContext` (override `cwd`, `signal`, `confirm`...). */
-  callTool(name: string, args: Record<string, unknown>, ctx?: Partial<ToolContext>): Promise<ToolResult>;
+  /**
+   * Calls one of its tools with a test `ToolContext` (override `cwd`, `signal`, `confirm`...): by name, or by its
+   * definition (`defineTool`'s result), which types the arguments.
+   */
+  callTool<A = Record<string, unknown>>(
+    tool: string | ToolDefinition<A>,
+    args: A,
+    ctx?: Partial<ToolContext>,
+  ): Promise<ToolResult>;
   /** Calls a route through the daemon's real HTTP stack (auth, validation, errors), without a socket. */
-  inject(method: string, path: string, body?: unknown, opts?: InjectOptions): Promise<InjectResponse>;
+  // biome-ignore lint/suspicious/noExplicitAny: by default tests read arbitrary JSON
+  inject<B = any>(method: string, path: string, body?: unknown, opts?: InjectOptions): Promise<InjectResponse<B>>;
   /** The host's services (unrestricted: the test's view, not the plugin's). */
   get<T>(token: ServiceToken<T>): T;
   /** The event bus the plugin's `ctx.events` listens on. */
@@ -102,7 +134,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   const services = new ServiceContainer();
   const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
   provideHostServices(services, { log, bus, settings, registries });
-  for (const [token, value] of opts.services ?? []) services.provide("host", token, value);
+  for (const { token, value } of opts.services ?? []) services.provide("host", token, value);
 
   const thirdParty = (opts.origin ?? "third-party") === "third-party";
   const source: PluginSource = thirdParty
@@ -176,10 +208,11 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
     get providers() {
       return mine(registries.providers);
     },
-    async callTool(name, args, ctx = {}) {
+    async callTool(which, args, ctx = {}) {
+      const name = typeof which === "string" ? which : which.name;
       const tool = registries.tools.get(name);
       if (!tool || registries.tools.ownerOf(name) !== id) throw new Error(`plugin "${id}" has no tool "${name}"`);
-      return tool.execute(args, makeToolContext({ cwd: home, ...ctx }));
+      return tool.execute(args as Record<string, unknown>, makeToolContext({ cwd: home, ...ctx }));
     },
     async inject(method, path, body, injectOpts = {}) {
       const headers: Record<string, string> = { host: "127.0.0.1", ...injectOpts.headers };
