@@ -1,5 +1,6 @@
 import type { Persona } from "./contributions.js";
 import type { Disposable } from "./disposable.js";
+import type { ProjectTrustPrompt } from "./session-types.js";
 import { createToken } from "./tokens.js";
 
 export interface TrustRecord {
@@ -60,6 +61,11 @@ export interface ProjectContext {
   view(cwd: string): ProjectView;
   /** Re-scans global and project resources (the `/reload` command). */
   reload(): void;
+  /**
+   * The trust prompt of the project containing `cwd` while it waits for a decision (undecided with local resources,
+   * or trusted with a project plugin new or changed since); undefined otherwise.
+   */
+  trustPrompt(cwd: string): ProjectTrustPrompt | undefined;
 }
 
 /** Rules, tool hooks and SSH hosts of one scope (a project's `.agentd/` or the daemon home). */

@@ -11,7 +11,7 @@ import type {
 import type { ListQuery, SessionListEntry } from "./store.js";
 import { createToken } from "./tokens.js";
 import type { TurnController } from "./turns.js";
-import type { SessionWorktrees, WorktreeInfo, WorktreeRequest } from "./worktrees.js";
+import type { WorktreeInfo, WorktreeRequest } from "./worktrees.js";
 
 export interface CreateSessionInput {
   persona?: string;
@@ -114,12 +114,6 @@ export interface SessionService {
   worktreeOf(id: string): WorktreeInfo | undefined;
   /** The pending trust prompt of a working directory, if any. */
   projectTrust(cwd: string): ProjectTrustPrompt | undefined;
-  /** Lets the worktree plugin give sessions their own git worktree. */
-  setWorktrees(w: SessionWorktrees): void;
-  /** Lets the project plugin say which sessions wait for a trust decision. */
-  setProjectTrustProbe(probe: (cwd: string) => ProjectTrustPrompt | undefined): void;
-  /** Lets the project plugin accept global and (trusted) project personas at creation. */
-  setPersonaResolver(visible: (name: string, cwd: string) => boolean): void;
 }
 
 export const SessionServiceToken = createToken<SessionService>("sessions");

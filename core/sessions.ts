@@ -7,6 +7,7 @@ import { type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { EventLog } from "./event-log-types.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
+import type { ProjectContext } from "./project.js";
 import type { Registry } from "./registry.js";
 import type { CreateSessionInput, SessionHistory, SessionService, SessionView } from "./session-service.js";
 import {
@@ -36,6 +37,22 @@ export interface SessionDefaults {
   sandboxRoot: string;
 }
 
+/**
+ * What the session layer asks other parts of the daemon, each resolved on use (the plugin that answers may load
+ * after the service is made, or not at all): it asks, never is told, so its behaviour does not depend on load order.
+ */
+export interface SessionPorts {
+  /**
+   * Who runs turns: status, live blocks, pending decisions, abort. Without it every session is idle. Data flows one
+   * way: the turn engine writes through this service, this service only reads the port.
+   */
+  turns?: () => TurnController | undefined;
+  /** The project plugin: trust prompts, and the personas a session may name beyond the registered ones. */
+  project?: () => ProjectContext | undefined;
+  /** The worktree plugin: sessions with a git worktree of their own. */
+  worktrees?: () => SessionWorktrees | undefined;
+}
+
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 /** Sessions read per page by `directories()`. */
 const DIRECTORY_PAGE = 500;
@@ -54,62 +71,48 @@ export const DEFAULT_HISTORY_TURNS = 30;
  * session's own stream and to the all-sessions feed with the full summary.
  */
 export class SessionManager implements SessionService {
-  /**
-   * @param turnPort who runs turns, asked (never told) about a session's turn: status, live blocks, pending decisions,
-   *   abort. Resolved on use, so the session layer works before (and without) the agent plugin: every session is
-   *   idle then. Data flows one way: the turn engine writes through this service, this service only reads the port.
-   */
   constructor(
     private readonly store: SessionStore,
     private readonly events: EventLog,
     private readonly bus: EventBus,
     private readonly personas: Registry<Persona>,
     private readonly defaults: SessionDefaults,
-    private readonly turnPort: () => TurnController | undefined = () => undefined,
+    private readonly ports: SessionPorts = {},
   ) {}
 
   private get turns(): TurnController {
-    return this.turnPort() ?? idleTurns;
+    return this.ports.turns?.() ?? idleTurns;
+  }
+
+  /** The worktree plugin's part, when it is loaded: sessions with a git worktree of their own. */
+  private get worktrees(): SessionWorktrees | undefined {
+    return this.ports.worktrees?.();
   }
 
   /** Every session's working directory by id, once read (see `directories`). */
   private cwds: Promise<Map<string, string>> | undefined;
-
-  private worktrees: SessionWorktrees | undefined;
-
-  /** Lets the worktree plugin give sessions their own git worktree (create with `worktree`, fork). */
-  setWorktrees(w: SessionWorktrees): void {
-    this.worktrees = w;
-  }
 
   /** The session's worktree, if it has one. */
   worktreeOf(id: string): WorktreeInfo | undefined {
     return this.worktrees?.info(id);
   }
 
-  private personaVisible: (name: string, cwd: string) => boolean = (name) => this.personas.has(name);
-  private trustProbe: (cwd: string) => ProjectTrustPrompt | undefined = () => undefined;
-
   /**
-   * Lets the project plugin say which sessions wait for a trust decision: the prompt is then part of every
-   * summary, of GET /sessions/{id} and of the first frame of the session's stream, so late clients see it.
+   * The pending trust prompt of a working directory, if any: part of every summary, of GET /sessions/{id} and of the
+   * first frame of the session's stream, so late clients see it. A failing probe never breaks a listing.
    */
-  setProjectTrustProbe(probe: (cwd: string) => ProjectTrustPrompt | undefined): void {
-    this.trustProbe = probe;
-  }
-
-  /** The pending trust prompt of a working directory, if any (a failing probe never breaks a listing). */
   projectTrust(cwd: string): ProjectTrustPrompt | undefined {
     try {
-      return this.trustProbe(cwd);
+      return this.ports.project?.()?.trustPrompt(cwd);
     } catch {
       return undefined;
     }
   }
 
-  /** Lets the project plugin accept global and (trusted) project personas at creation, not only registered ones. */
-  setPersonaResolver(visible: (name: string, cwd: string) => boolean): void {
-    this.personaVisible = visible;
+  /** Whether a persona may be named at creation: a registered one, or a global or (trusted) project one. */
+  private personaVisible(name: string, cwd: string): boolean {
+    const project = this.ports.project?.();
+    return project ? project.personas(cwd).some((p) => p.name === name) : this.personas.has(name);
   }
 
   get turnController(): TurnController {

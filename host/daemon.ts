@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { DocumentStoreToken, FileDocuments } from "../core/documents.js";
 import { SessionEventLog } from "../core/event-log.js";
 import { SyncEventBus } from "../core/events.js";
-import { ProjectTrustToken } from "../core/project.js";
+import { ProjectContextToken, ProjectTrustToken } from "../core/project.js";
 import { SandboxToken } from "../core/sandbox.js";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionEventLogToken, SessionManager } from "../core/sessions.js";
 import { SharedEventLog } from "../core/shared-event-log.js";
 import { SessionStoreToken } from "../core/store.js";
 import { TurnControllerToken } from "../core/turns.js";
+import { WorktreeServiceToken } from "../core/worktrees.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
 import { ServiceContainer } from "./container.js";
@@ -138,7 +139,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
         cwd: settings.defaultCwd,
         sandboxRoot: join(home, "sandbox"),
       },
-      () => services.tryGet(TurnControllerToken),
+      {
+        turns: () => services.tryGet(TurnControllerToken),
+        project: () => services.tryGet(ProjectContextToken),
+        worktrees: () => services.tryGet(WorktreeServiceToken),
+      },
     );
     return svc;
   });

@@ -1,7 +1,16 @@
-import type { Logger, Persona, ProjectContext, ProjectView, RegistryView, Skill } from "../../core/index.js";
+import type {
+  Logger,
+  Persona,
+  ProjectContext,
+  ProjectTrustPrompt,
+  ProjectView,
+  RegistryView,
+  Skill,
+} from "../../core/index.js";
 import type { HookSpec } from "./hooks.js";
 import { hasAny, type Resources, scanGlobal, scanProject } from "./scan.js";
 import type { TrustStore } from "./trust.js";
+import { trustPrompt } from "./trust-prompt.js";
 
 /** Per-file and total bounds of the instructions appended to the system prompt (characters). */
 export const MAX_INSTRUCTION_FILE_CHARS = 32_000;
@@ -69,6 +78,11 @@ export class ProjectResources implements ProjectContext {
       for (const p of this.global.problems) this.deps.log.warn({ problem: p }, "global resource skipped");
     }
     return this.global;
+  }
+
+  /** The trust prompt of the project containing `cwd`, while it waits for a decision (see `trustPrompt`). */
+  trustPrompt(cwd: string): ProjectTrustPrompt | undefined {
+    return trustPrompt(this.deps.trust, this, cwd);
   }
 
   projectResources(root: string): Resources {

@@ -13,10 +13,11 @@ import {
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes, trustPrompt } from "./routes.js";
+import { projectRoutes } from "./routes.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
 import { TrustStore } from "./trust.js";
+import { trustPrompt } from "./trust-prompt.js";
 
 export { ProjectResources } from "./context.js";
 export { TrustStore } from "./trust.js";
@@ -189,8 +190,5 @@ export default definePlugin({
       .directories()
       .then((d) => state.setDirectories(d))
       .catch((err) => ctx.log.warn({ err }, "could not read the sessions' directories"));
-    // Global and trusted project personas are valid at session creation, not only registered ones.
-    svc.setPersonaResolver((name, cwd) => state.resources.personas(cwd).some((p) => p.name === name));
-    svc.setProjectTrustProbe((cwd) => trustPrompt(state.trust, state.resources, cwd));
   },
 });

@@ -1,20 +1,16 @@
 import {
   defineRoute,
   OkSchema,
-  type ProjectPluginInfo,
-  type ProjectResourceNames,
   ProjectResourcesSchema,
-  type ProjectTrustPrompt,
-  pluginState,
   scanProjectPlugins,
   T,
   type TrustRecord,
 } from "../../core/index.js";
 import type { ProjectResources } from "./context.js";
-import { describeHook } from "./hooks.js";
 import { requireDirectory } from "./paths.js";
-import { hasAny, type Resources } from "./scan.js";
+import { hasAny } from "./scan.js";
 import type { TrustStore } from "./trust.js";
+import { resourceNames } from "./trust-prompt.js";
 
 const CwdSchema = T.String({
   minLength: 1,
@@ -43,44 +39,6 @@ const TrustRecordSchema = T.Object(
 
 const TrustQuery = T.Object({ cwd: CwdSchema });
 const TrustBody = T.Object({ cwd: CwdSchema, trusted: T.Boolean() }, { additionalProperties: false });
-
-/** What a project would load, by kind (the shape of the trust prompt and of `project_trust_required`). */
-export function resourceNames(
-  local: Resources,
-  plugins: ProjectPluginInfo[] = [],
-  pins?: Record<string, string>,
-): ProjectResourceNames {
-  return {
-    plugins: plugins.map((p) => ({ name: p.name, hash: p.hash, state: pluginState(p, pins) })),
-    personas: local.personas.map((p) => p.name),
-    skills: local.skills.map((s) => s.name),
-    rules: local.rules.map((r) => r.name),
-    contextFiles: local.contextFiles.map((c) => c.name),
-    mcp: local.mcp,
-    hooks: local.hooks.map(describeHook),
-    ssh: local.ssh,
-  };
-}
-
-/**
- * The trust prompt of the project containing `cwd`: while it is undecided and has local resources (plugins
- * included), or while it is trusted but a project plugin is new or changed since trust was given.
- */
-export function trustPrompt(
-  trust: TrustStore,
-  resources: ProjectResources,
-  cwd: string,
-): ProjectTrustPrompt | undefined {
-  const root = trust.projectRoot(cwd);
-  const decision = trust.decision(root);
-  if (decision && !decision.trusted) return undefined;
-  const plugins = scanProjectPlugins(root, { forDisplay: true });
-  const pins = trust.pins(root);
-  if (decision && plugins.every((p) => pluginState(p, pins) === "trusted")) return undefined;
-  const local = resources.projectResources(root);
-  if (!hasAny(local) && plugins.length === 0) return undefined;
-  return { required: true, path: root, resources: resourceNames(local, plugins, pins) };
-}
 
 /** The trust status and local resources of the project containing `cwd` (an existing directory). */
 export function trustStatus(trust: TrustStore, resources: ProjectResources, dir: string) {

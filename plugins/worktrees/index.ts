@@ -74,7 +74,6 @@ export default definePlugin({
   async start(ctx) {
     const worktrees = states.get(ctx);
     if (!worktrees) return;
-    ctx.deps.sessions.setWorktrees(worktrees);
     const removed = await worktrees.cleanup();
     if (removed) ctx.log.info({ removed }, "removed the worktrees of sessions that no longer exist");
   },
