@@ -21,6 +21,11 @@ function vendored<T>(name: string, fromNodeModules: () => T): T {
   }
 }
 
+/** A file the build generated next to the bundle (`vendor-<name>.cjs`), or undefined when there is none. */
+export function loadVendored<T>(name: string): T | undefined {
+  return vendored<T | undefined>(name, () => undefined);
+}
+
 let expressModule: ExpressModule | undefined;
 
 /** express (with body-parser): required when the first request arrives, not at boot. */
