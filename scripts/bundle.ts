@@ -76,7 +76,11 @@ const validatorsFile = join(outdir, "validators-source.cjs");
 {
   const home = mkdtempSync(join(tmpdir(), "agentd-build-"));
   try {
-    const daemon = await startDaemon({ home, port: 0, env: { HOME: home, AGENTD_LOG_LEVEL: "warn" } });
+    const daemon = await startDaemon({
+      home,
+      port: 0,
+      env: { HOME: home, PATH: process.env.PATH ?? "", AGENTD_LOG_LEVEL: "warn" },
+    });
     try {
       const routes = daemon.services.get(RouteRegistryToken);
       writeFileSync(

@@ -104,6 +104,15 @@ describe("precompiled request validators (the build's vendor-validators.cjs)", (
     expect(Object.keys(table).length).to.be.greaterThan(20);
   });
 
+  it("is in the build (`npm run build` wrote dist/bundle/vendor-validators.cjs) for every built-in route", () => {
+    const built = require(
+      fileURLToPath(new URL("../bundle/vendor-validators.cjs", import.meta.url)),
+    ) as PrecompiledTable;
+    const missing = Object.keys(table).filter((name) => !built[name] && !name.startsWith("_"));
+    const own = new Set([precompiledName("coercing", Query), precompiledName("strict", Body)]);
+    expect(missing.filter((name) => !own.has(name))).to.deep.equal([]);
+  });
+
   it("coerces query strings, applies defaults and reports errors as the run-time Ajv does, through the daemon", async () => {
     expect((await d.get("/probe?n=3")).status).to.equal(200);
     expect(seen.at(-1)).to.deep.equal({ n: 3 });
