@@ -14,6 +14,7 @@
  * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The chunks sit one level under dist/ like every
  * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -135,4 +136,18 @@ const written = new Set(
   [...Object.keys(result.metafile.outputs), ...Object.keys(vendor.metafile.outputs)].map((f) => f.split("/").pop()),
 );
 for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)) rmSync(join(outdir, f));
+// V8's code cache of each pre-bundled CommonJS file (host/code-cache.ts), written by a node that set the daemon's V8
+// flags first, as `agentd serve` does: V8 takes a cache only under the flags it was made with.
+const vendorFiles = Object.keys(vendor.metafile.outputs).map((f) => join(outdir, f.split("/").pop() as string));
+execFileSync(
+  process.execPath,
+  [
+    "--input-type=module",
+    "-e",
+    `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();
+const { writeCodeCache } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+for (const f of ${JSON.stringify(vendorFiles)}) writeCodeCache(f);`,
+  ],
+  { stdio: "inherit" },
+);
 console.log(`wrote ${outdir}`);
