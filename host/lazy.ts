@@ -1,4 +1,6 @@
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { loadWithCodeCache } from "./code-cache.js";
 
 // Modules the daemon needs only on some paths (a config file, a request, a class to construct) are required on
 // first use instead of imported at boot: each costs tens of milliseconds of module loading at cold start.
@@ -10,15 +12,21 @@ export type ExpressModule = typeof import("express");
 /**
  * A CommonJS dependency tree the build pre-bundled into one file next to the daemon's bundle (`vendor-<name>.cjs`,
  * scripts/bundle.ts): one file to read and compile instead of dozens of modules to resolve, stat and load (express
- * is ~50). The compiled modules (a bare tsc, the tests) have no such file beside them and load from node_modules.
+ * is ~50), loaded with the V8 code cache the build wrote for it (host/code-cache.ts). The compiled modules (a bare
+ * tsc, the tests) have no such file beside them and load from node_modules.
  */
 function vendored<T>(name: string, fromNodeModules: () => T): T {
   try {
-    return require(`./vendor-${name}.cjs`) as T;
+    return loadWithCodeCache(fileURLToPath(new URL(`./vendor-${name}.cjs`, import.meta.url))).exports as T;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw err;
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     return fromNodeModules();
   }
+}
+
+/** A file the build generated next to the bundle (`vendor-<name>.cjs`), or undefined when there is none. */
+export function loadVendored<T>(name: string): T | undefined {
+  return vendored<T | undefined>(name, () => undefined);
 }
 
 let expressModule: ExpressModule | undefined;

@@ -14,9 +14,14 @@
  * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The chunks sit one level under dist/ like every
  * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
+import { RouteRegistryToken } from "../core/registries.js";
+import { startDaemon } from "../host/daemon.js";
+import { validatorsSource } from "./validators.js";
 
 const outdir = new URL("../bundle", import.meta.url).pathname;
 const sources = new URL("../../bundle", import.meta.url).pathname;
@@ -65,13 +70,43 @@ const result = await build({
 // express is ~50 modules to resolve, stat, read and compile at the first request, ajv with ajv-formats ~100. One
 // file each is read and compiled instead (docs/benchmarks.md, issue 27). ajv and ajv-formats share one file, so the
 // formats plugin works on the same code generator as the Ajv it is added to.
+// The built-in routes' validators as code (scripts/validators.ts), from the routes of a daemon started on a
+// temporary home with nothing configured: its built-in plugins and the host. Written into the bundle's directory
+// (so its requires of ajv's runtime and ajv-formats resolve), bundled below into vendor-validators.cjs, then removed.
+const validatorsFile = join(outdir, "validators-source.cjs");
+{
+  const home = mkdtempSync(join(tmpdir(), "agentd-build-"));
+  try {
+    const daemon = await startDaemon({
+      home,
+      port: 0,
+      env: { HOME: home, PATH: process.env.PATH ?? "", AGENTD_LOG_LEVEL: "warn" },
+    });
+    try {
+      const routes = daemon.services.get(RouteRegistryToken);
+      writeFileSync(
+        validatorsFile,
+        validatorsSource(routes.entries(), () => true),
+      );
+    } finally {
+      await daemon.stop();
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
 const vendor = await build({
-  entryPoints: { "vendor-express": "entry:express", "vendor-ajv": "entry:ajv" },
+  entryPoints: {
+    "vendor-express": "entry:express",
+    "vendor-ajv": "entry:ajv",
+    "vendor-validators": validatorsFile,
+  },
   plugins: [
     {
       name: "vendor-entries",
       setup(b) {
         b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice(6), namespace: "vendor" }));
+        // The generated source requires `ajv/dist/...` and `ajv-formats/dist/...`: from the project's node_modules.
         b.onLoad({ filter: /.*/, namespace: "vendor" }, (args) => ({
           contents:
             args.path === "ajv"
@@ -101,4 +136,18 @@ const written = new Set(
   [...Object.keys(result.metafile.outputs), ...Object.keys(vendor.metafile.outputs)].map((f) => f.split("/").pop()),
 );
 for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)) rmSync(join(outdir, f));
+// V8's code cache of each pre-bundled CommonJS file (host/code-cache.ts), written by a node that set the daemon's V8
+// flags first, as `agentd serve` does: V8 takes a cache only under the flags it was made with.
+const vendorFiles = Object.keys(vendor.metafile.outputs).map((f) => join(outdir, f.split("/").pop() as string));
+execFileSync(
+  process.execPath,
+  [
+    "--input-type=module",
+    "-e",
+    `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();
+const { writeCodeCache } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+for (const f of ${JSON.stringify(vendorFiles)}) writeCodeCache(f);`,
+  ],
+  { stdio: "inherit" },
+);
 console.log(`wrote ${outdir}`);

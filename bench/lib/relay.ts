@@ -6,7 +6,7 @@
  *
  * Run as `node relay.js <providerUrl> <readyFile>`: it writes `{port}` to readyFile once listening.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { createServer, request, type ServerResponse } from "node:http";
 
 const [providerUrl, readyFile] = process.argv.slice(2) as [string, string];
@@ -81,6 +81,8 @@ const server = createServer((req, res) => {
 
 server.listen(0, "127.0.0.1", () => {
   const addr = server.address();
-  writeFileSync(readyFile, JSON.stringify({ port: typeof addr === "object" && addr ? addr.port : 0 }));
+  // Written whole (a rename): the bench reads it as soon as it exists.
+  writeFileSync(`${readyFile}.tmp`, JSON.stringify({ port: typeof addr === "object" && addr ? addr.port : 0 }));
+  renameSync(`${readyFile}.tmp`, readyFile);
 });
 process.on("SIGTERM", () => process.exit(0));

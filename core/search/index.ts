@@ -7,6 +7,13 @@ export {
   type SearchEngineName,
   searchEngine,
 } from "./engine.js";
-export { type ContentQuery, candidateFiles, listFiles, type SearchOptions, type SearchState } from "./list.js";
+export {
+  type ContentQuery,
+  candidateFiles,
+  listFiles,
+  type SearchOptions,
+  type SearchState,
+  visitFiles,
+} from "./list.js";
 export { compareNames, comparePaths } from "./order.js";
 export { ripgrepPrefilter } from "./regex.js";

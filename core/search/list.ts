@@ -105,6 +105,52 @@ export async function* listFiles(root: string, opts: SearchOptions, state: Searc
   yield* capped(root, await sortedWhole(ripgrepPaths(rg, root, args, opts.signal), opts), opts, state);
 }
 
+/**
+ * Every file below `root` (as listFiles lists it, the first maxFiles in comparePaths order), each with what `visit`
+ * found out about it (`visit` returns one value per path, in the order given). On ripgrep, which lists in parallel,
+ * each batch is visited as ripgrep prints it, while it still lists the rest, instead of after the listing and the
+ * sort: a caller that needs a system call per file (glob dates every match) overlaps them with ripgrep's work. On the
+ * JavaScript walk, the batches are visited as the walk yields them.
+ */
+export async function visitFiles<T>(
+  root: string,
+  opts: Omit<SearchOptions, "whole">,
+  state: SearchState,
+  visit: (rels: string[]) => Promise<T[]>,
+): Promise<Array<[string, T]>> {
+  const out: Array<[string, T]> = [];
+  const rg = ripgrepPath(opts);
+  state.engine = rg ? "ripgrep" : "javascript";
+  if (!rg) {
+    for await (const batch of capped(root, walkFiles(root, opts.signal), opts, state)) {
+      const found = await visit(batch);
+      for (let i = 0; i < batch.length; i++) out.push([batch[i] as string, found[i] as T]);
+    }
+    return out;
+  }
+  const args = ["--files", ...LISTING_FLAGS];
+  if (opts.ripgrepGlob !== undefined) args.push("--type-add", `only:${opts.ripgrepGlob}`, "--type", "only");
+  const byPath = (a: [string, T], b: [string, T]) => comparePaths(a[0], b[0]);
+  for await (const batch of ripgrepPaths(rg, root, args, opts.signal)) {
+    const kept = batch.filter((rel) => admit(root, rel, opts.hidden) && (!opts.only || opts.only(rel)));
+    if (kept.length === 0) continue;
+    const found = await visit(kept);
+    opts.signal.throwIfAborted();
+    for (let i = 0; i < kept.length; i++) out.push([kept[i] as string, found[i] as T]);
+    // Memory bounded by twice the cap: only the first maxFiles (plus one, to tell there are more) can be kept.
+    if (out.length > opts.maxFiles * 2) {
+      out.sort(byPath);
+      out.length = opts.maxFiles + 1;
+    }
+  }
+  out.sort(byPath);
+  if (out.length > opts.maxFiles) {
+    state.truncated = true;
+    out.length = opts.maxFiles;
+  }
+  return out;
+}
+
 export interface ContentQuery {
   /** A ripgrep (Rust regex) pattern matching at least every line the caller's own regex matches; see regex.ts. */
   prefilter: string | undefined;

@@ -11,7 +11,7 @@ import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
 import { mountFallbackHome, mountLoginPages } from "./pages.js";
 import { HttpSseStream, type SseHub } from "./sse.js";
-import { type CompiledValidators, compileRoute, describeErrors, warmValidators } from "./validation.js";
+import { type CompiledValidators, compileRoute, describeErrors } from "./validation.js";
 
 export interface HttpOptions {
   routes: Registry<AnyRoute>;
@@ -57,7 +57,6 @@ export function createApp(opts: HttpOptions): AppListener {
     firstRequest,
     async warm() {
       app ??= buildApp(opts);
-      warmValidators();
       // The routes every client calls first (create, list, open, events, chat); one per macrotask.
       for (const entry of opts.routes.entries()) {
         if (!FIRST_ROUTES.has(`${entry.item.method} ${entry.item.path}`)) continue;
@@ -82,7 +81,7 @@ const FIRST_ROUTES = new Set([
 
 export type AppListener = ((req: IncomingMessage, res: ServerResponse) => void) & {
   /**
-   * Builds the app, loads Ajv and compiles the first routes' validators now (after listening), off the requests'
+   * Builds the app and readies the first routes' validators (precompiled by the build, else compiled with Ajv) now (after listening), off the requests'
    * path. Other routes are compiled on their first request: compiling all of them costs ~100 ms of CPU and several
    * MiB for routes that may never be called.
    */

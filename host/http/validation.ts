@@ -2,6 +2,7 @@ import type { TSchema } from "@sinclair/typebox";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { type AnyRoute, isResponseSpec, type RouteResponses } from "../../core/routes.js";
 import { loadAjv, loadAjvFormats } from "../lazy.js";
+import { type AjvMode, precompiledValidator } from "./precompiled.js";
 
 /**
  * Schemas are not checked against the JSON Schema meta-schema at compile time: compiling the meta-schema costs
@@ -9,13 +10,7 @@ import { loadAjv, loadAjvFormats } from "../lazy.js";
  * schemas are checked explicitly (`compileRoute`), as Ajv would.
  */
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new (loadAjv().Ajv)({
-    strict: false,
-    coerceTypes: coerce,
-    useDefaults: true,
-    allErrors: false,
-    validateSchema: false,
-  });
+  const ajv = new (loadAjv().Ajv)(ajvOptions(coerce ? "coercing" : "strict"));
   loadAjvFormats()(ajv);
   return ajv;
 }
@@ -29,9 +24,15 @@ function validators(): { coercing: Ajv; strict: Ajv } {
   return ajvs;
 }
 
-/** Loads Ajv and ajv-formats ahead of the first request that needs them (the daemon's warm-up). */
-export function warmValidators(): void {
-  validators();
+/** The options of each Ajv (the build generates the precompiled validators with them, scripts/validators.ts). */
+export function ajvOptions(mode: AjvMode): Record<string, unknown> {
+  return {
+    strict: false,
+    coerceTypes: mode === "coercing",
+    useDefaults: true,
+    allErrors: false,
+    validateSchema: false,
+  };
 }
 
 export interface CompiledValidators {
@@ -47,19 +48,26 @@ export interface CompiledValidators {
  */
 export function compileRoute(route: AnyRoute, withResponses: boolean, checkSchemas = true): CompiledValidators {
   const out: CompiledValidators = { responses: new Map() };
-  const { coercing, strict: strictAjv } = validators();
-  const compile = (ajv: Ajv, schema: TSchema): ValidateFunction => {
+  // Known-good schemas the build precompiled need no Ajv at all; any other is compiled (and Ajv loaded) here.
+  const compile = (mode: AjvMode, schema: TSchema): ValidateFunction => {
+    const ready = checkSchemas ? undefined : precompiledValidator(mode, schema);
+    if (ready) return ready;
+    const ajv = validators()[mode];
     if (checkSchemas) ajv.validateSchema(schema, true);
     return ajv.compile(schema);
   };
-  if (route.params) out.params = compile(coercing, route.params);
-  if (route.query) out.query = compile(coercing, route.query);
-  if (route.body) out.body = compile(strictAjv, route.body);
+  if (route.params) out.params = compile("coercing", route.params);
+  if (route.query) out.query = compile("coercing", route.query);
+  if (route.body) out.body = compile("strict", route.body);
   if (withResponses) {
+    const strictAjv = validators().strict;
     for (const [status, spec] of Object.entries(route.responses as RouteResponses)) {
       const schema: TSchema | undefined = isResponseSpec(spec) ? spec.schema : spec;
       const ct = isResponseSpec(spec) ? spec.contentType : undefined;
-      if (schema && (!ct || ct === "application/json")) out.responses.set(Number(status), compile(strictAjv, schema));
+      if (schema && (!ct || ct === "application/json")) {
+        if (checkSchemas) strictAjv.validateSchema(schema, true);
+        out.responses.set(Number(status), strictAjv.compile(schema));
+      }
     }
   }
   return out;

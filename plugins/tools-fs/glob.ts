@@ -5,7 +5,6 @@ import {
   comparePaths,
   confirmInside,
   defineTool,
-  listFiles,
   lstatAll,
   type SearchEngineName,
   type SearchState,
@@ -13,6 +12,7 @@ import {
   type ToolDefinition,
   ToolFailure,
   toolError,
+  visitFiles,
 } from "../../core/index.js";
 import type { FsLimits } from "./limits.js";
 import { displayPath, resolvePath } from "./paths.js";
@@ -94,7 +94,6 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       const matches = compileGlob(pattern);
       const state: SearchState = { engine: "javascript", truncated: false };
       const dated: Array<{ rel: string; mtime: number }> = [];
-      let listed = 0;
       const opts = {
         signal: ctx.signal,
         hidden: ctx.isHidden,
@@ -102,22 +101,18 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
         engine,
         only: matches,
         ripgrepGlob: ripgrepHint(pattern),
-        whole: true,
       };
-      for await (const batch of listFiles(base, opts, state)) {
-        listed += batch.length;
-        // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. A name that is not
-        // UTF-8 is found through confirmInside (by its bytes).
-        const stats = await lstatAll(base, batch);
-        const unnamed: string[] = [];
-        stats.forEach((st, i) => {
-          const rel = batch[i] as string;
-          if (!st) unnamed.push(rel);
-          else if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
-        });
-        for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
-          if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
-        }
+      // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. Done while ripgrep still
+      // lists. A name that is not UTF-8 is found through confirmInside (by its bytes).
+      const visited = await visitFiles(base, opts, state, (batch) => lstatAll(base, batch));
+      const listed = visited.length;
+      const unnamed: string[] = [];
+      for (const [rel, st] of visited) {
+        if (!st) unnamed.push(rel);
+        else if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+      }
+      for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
+        if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
       }
       dated.sort((a, b) => b.mtime - a.mtime || comparePaths(a.rel, b.rel));
 
@@ -131,10 +126,13 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       // Only names confirmed inside the base are shown: a directory swapped for a link to elsewhere while it was
       // listed (ripgrep reads by path) is dropped here.
       const shown: string[] = [];
+      const prefix = displayPath(root, base);
+      const show = (rel: string) =>
+        prefix === "." ? rel : prefix.endsWith("/") ? `${prefix}${rel}` : `${prefix}/${rel}`;
       for (let i = 0; shown.length < limit && i < dated.length; i += limit) {
         const next = dated.slice(i, i + limit).map((d) => d.rel);
         for (const [rel] of await confirmInside(base, next)) {
-          if (shown.length < limit) shown.push(displayPath(root, path.join(base, rel)));
+          if (shown.length < limit) shown.push(show(rel));
         }
       }
       const notes: string[] = [];

@@ -1,0 +1,59 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "chai";
+import { codeCacheFile, loadWithCodeCache, writeCodeCache } from "../host/code-cache.js";
+
+const BUNDLE_DIR = fileURLToPath(new URL("../bundle/", import.meta.url));
+
+describe("V8 code cache of the pre-bundled CommonJS files (host/code-cache.ts)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentd-code-cache-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("loads a CommonJS file as require does, with its cache once written, and compiles it when the cache is bad", () => {
+    const file = join(dir, "mod.cjs");
+    writeFileSync(
+      file,
+      'const path = require("node:path"); exports.base = path.basename(__filename); exports.twice = (n) => n * 2; module.exports.self = this === exports;',
+    );
+    const first = loadWithCodeCache(file);
+    expect(first.cache).to.equal("none");
+    expect(first.exports).to.include({ base: "mod.cjs", self: true });
+    expect((first.exports as { twice(n: number): number }).twice(21)).to.equal(42);
+
+    // Each load in a fresh node: within one process V8 reuses its in-memory compilation of the same source.
+    writeCodeCache(file);
+    expect(loadInChild([file], false)).to.deep.equal([{ cache: "accepted", base: "mod.cjs" }]);
+    writeFileSync(codeCacheFile(file), "not a code cache");
+    expect(loadInChild([file], false)).to.deep.equal([{ cache: "rejected", base: "mod.cjs" }]);
+  });
+
+  it("throws ENOENT for a file that is not there (the compiled modules then load from node_modules)", () => {
+    expect(() => loadWithCodeCache(join(dir, "absent.cjs")))
+      .to.throw()
+      .with.property("code", "ENOENT");
+  });
+
+  it("the build's caches are accepted by a node that set the daemon's V8 flags, as `agentd serve` does", () => {
+    const files = readdirSync(BUNDLE_DIR)
+      .filter((f) => /^vendor-.*\.cjs$/.test(f))
+      .map((f) => join(BUNDLE_DIR, f));
+    expect(files.length).to.be.at.least(3);
+    expect(loadInChild(files, true).map((r) => r.cache)).to.deep.equal(files.map(() => "accepted"));
+  });
+});
+
+/** Loads each file in a fresh node (with the daemon's V8 flags set first, or not): how V8 used its cache. */
+function loadInChild(files: string[], daemonFlags: boolean): Array<{ cache: string; base?: string }> {
+  const flags = daemonFlags
+    ? `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();`
+    : "";
+  const script = `${flags}
+const { loadWithCodeCache } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+console.log(JSON.stringify(${JSON.stringify(files)}.map((f) => { const r = loadWithCodeCache(f); return { cache: r.cache, base: r.exports.base }; })));`;
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { env, encoding: "utf8" }));
+}
