@@ -132,6 +132,39 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       }
     });
 
+    it("finds sessions by working directory from its index, byte-wise whatever the locale", async () => {
+      const dirs = { a: "/p", b: "/p/a", c: "/p/a", d: "/p-old", e: "/P/x", f: "/pq", g: "/" };
+      for (const [id, cwd] of Object.entries(dirs)) await store.createSession(session(id, { cwd }));
+      const below = async (dir: string, limit: number) => {
+        const out: string[] = [];
+        for (let after: { id: string; cwd: string } | undefined; ; ) {
+          const page = await store.sessionsInDirectory(dir, { below: true, after, limit });
+          out.push(...page.map((r) => `${r.id}:${r.cwd}`));
+          if (page.length < limit) return out;
+          after = page.at(-1);
+        }
+      };
+      expect(await below("/p", 1)).to.deep.equal(["a:/p", "b:/p/a", "c:/p/a"]);
+      expect(await below("/", 2)).to.have.length(7);
+      const at = await store.sessionsInDirectory("/p/a", { below: false, after: { cwd: "/p/a", id: "b" }, limit: 5 });
+      expect(at).to.deep.equal([{ id: "c", cwd: "/p/a" }]);
+      expect(await store.usedDirectories(["/p/a/z", "/p/a", "/p", "/"])).to.deep.equal(["/", "/p", "/p/a"]);
+      expect(await store.distinctDirectories("", 100)).to.deep.equal(["/", "/P/x", "/p", "/p-old", "/p/a", "/pq"]);
+      expect(await store.distinctDirectories("/p", 2)).to.deep.equal(["/p-old", "/p/a"]);
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("SET enable_seqscan = off");
+        const plan = await c.query(
+          `EXPLAIN SELECT id, cwd FROM sessions WHERE cwd COLLATE "C" >= '/p' AND cwd COLLATE "C" < '/p0'
+            ORDER BY cwd COLLATE "C", id LIMIT 5`,
+        );
+        expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index (Only )?Scan using sessions_cwd/);
+      } finally {
+        await c.end();
+      }
+    });
+
     it("assigns dense message seqs, counts, pages history and truncates without reusing a seq", async () => {
       await store.createSession(session("s"));
       for (let i = 0; i < 3; i++) {

@@ -168,11 +168,72 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(store.listEntries({ limit: 1 }).total).to.equal(2101);
       store.deleteSession("m5");
       expect(store.listEntries({ limit: 1 }).total).to.equal(2100);
-      // Every session's directory, in pages by id (the session service reads them so at start).
-      const first = store.listDirectories("", 2);
-      expect(first.map((d) => d.id)).to.deep.equal(["b", "m0"]);
-      expect(store.listDirectories("m0", 1)).to.deep.equal([{ id: "m1", cwd: session("x").cwd }]);
-      expect(store.listDirectories("m999", 5)).to.have.length(0);
+    });
+
+    it("finds sessions by working directory through its index: in it, below it, paged; distinct directories", () => {
+      const dirs = ["/p", "/p/a", "/p/a/b", "/p-old", "/p!x", "/pq", "/q", "/"];
+      store.batch(() => {
+        dirs.forEach((cwd, i) => {
+          store.createSession(session(`s${i}a`, { cwd }));
+          store.createSession(session(`s${i}b`, { cwd }));
+        });
+      });
+      const idsOf = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
+      expect(store.sessionsInDirectory("/p", { below: false, limit: 10 })).to.deep.equal([
+        { id: "s0a", cwd: "/p" },
+        { id: "s0b", cwd: "/p" },
+      ]);
+      expect(
+        idsOf(store.sessionsInDirectory("/p", { below: false, after: { cwd: "/p", id: "s0a" }, limit: 10 })),
+      ).to.deep.equal(["s0b"]);
+      // Below: the directory and its subdirectories, never its siblings "/p-old", "/p!x" or "/pq".
+      const below = idsOf(store.sessionsInDirectory("/p", { below: true, limit: 10 }));
+      expect(below).to.deep.equal(["s0a", "s0b", "s1a", "s1b", "s2a", "s2b"]);
+      // In pages: each starts after the last one of the previous page.
+      const paged: string[] = [];
+      for (let after: { id: string; cwd: string } | undefined; ; ) {
+        const page = store.sessionsInDirectory("/p", { below: true, after, limit: 4 });
+        paged.push(...idsOf(page));
+        if (page.length < 4) break;
+        after = page.at(-1);
+      }
+      expect(paged).to.deep.equal(below);
+      expect(store.sessionsInDirectory("/", { below: true, limit: 100 })).to.have.length(16);
+      expect(store.sessionsInDirectory("/nothing", { below: true, limit: 10 })).to.deep.equal([]);
+      // Which of some directories (a path and its ancestors) a session works in.
+      expect(store.usedDirectories(["/p/a/b/c", "/p/a/b", "/p/a", "/p", "/"])).to.deep.equal([
+        "/",
+        "/p",
+        "/p/a",
+        "/p/a/b",
+      ]);
+      expect(store.usedDirectories(["/x/y", "/x"])).to.deep.equal([]);
+      expect(store.usedDirectories([])).to.deep.equal([]);
+      // Every directory once, in order, in pages.
+      const sorted = [...dirs].sort();
+      expect(store.distinctDirectories("", 100)).to.deep.equal(sorted);
+      expect(store.distinctDirectories("", 3)).to.deep.equal(sorted.slice(0, 3));
+      expect(store.distinctDirectories(sorted[2] as string, 3)).to.deep.equal(sorted.slice(3, 6));
+      // The queries seek the index: none reads every session.
+      const plans = [
+        "SELECT id, cwd FROM sessions WHERE cwd = 'x' AND id > '' ORDER BY id LIMIT 5",
+        `SELECT id, cwd FROM sessions WHERE cwd >= '/p' AND cwd < '/p0' AND (cwd = '/p' OR cwd >= '/p/')
+          AND (cwd, id) > ('', '') ORDER BY cwd, id LIMIT 5`,
+      ];
+      const db = new Database(file, { readonly: true });
+      try {
+        for (const sql of plans) {
+          const detail = db
+            .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+            .all()
+            .map((r) => (r as { detail: string }).detail)
+            .join("; ");
+          expect(detail, sql).to.match(/SEARCH sessions USING (COVERING )?INDEX sessions_cwd/);
+          expect(detail, sql).to.not.match(/TEMP B-TREE/);
+        }
+      } finally {
+        db.close();
+      }
     });
 
     it("never lets hostile search input reach SQL or FTS syntax", () => {

@@ -121,6 +121,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         GREATEST(event_seq_reserved, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = sessions.id));
     `,
   },
+  {
+    // Number 5 when merged after the two steps other branches add (3 and 4).
+    description: "an index of the sessions' working directories (the sessions of a project without a scan)",
+    sql: `
+      -- Byte-wise, so a directory's subdirectories are one range of it (see core/paths directoryRange).
+      CREATE INDEX sessions_cwd ON sessions ((cwd COLLATE "C"), id);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

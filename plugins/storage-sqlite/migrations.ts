@@ -140,6 +140,12 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: "an index of the sessions' working directories (the sessions of a project without a scan)",
+    up(db) {
+      db.exec("CREATE INDEX sessions_cwd ON sessions (cwd, id)");
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

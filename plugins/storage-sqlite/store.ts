@@ -8,6 +8,7 @@ import type {
   ListQuery,
   MessageHit,
   NewMessage,
+  SessionDirectory,
   SessionListEntry,
   SessionRecord,
   SessionStore,
@@ -15,7 +16,7 @@ import type {
   StoredMessage,
   StoreStatus,
 } from "../../core/index.js";
-import { ApiError } from "../../core/index.js";
+import { ApiError, directoryRange } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import {
   ENTRY_COLS,
@@ -242,8 +243,23 @@ export class SqliteSessionStore implements SessionStore {
     return { sessions: pages.page.all(params).map(sessionFromRow), total };
   }
 
-  listDirectories(afterId: string, limit: number): Array<{ id: string; cwd: string }> {
-    return this.q.directories.all(afterId, limit);
+  sessionsInDirectory(
+    dir: string,
+    opts: { below: boolean; after?: SessionDirectory; limit: number },
+  ): SessionDirectory[] {
+    const limit = Math.max(1, Math.floor(opts.limit));
+    if (!opts.below) return this.q.sessionsAt.all(dir, opts.after?.id ?? "", limit);
+    const { prefix, end } = directoryRange(dir);
+    const after = opts.after ?? { cwd: "", id: "" };
+    return this.q.sessionsBelow.all({ dir, prefix, end, cwd: after.cwd, id: after.id, limit });
+  }
+
+  usedDirectories(dirs: string[]): string[] {
+    return dirs.length === 0 ? [] : this.q.usedDirectories.all(JSON.stringify(dirs));
+  }
+
+  distinctDirectories(after: string, limit: number): string[] {
+    return this.q.distinctDirectories.all({ after, limit: Math.max(1, Math.floor(limit)) });
   }
 
   /** The same listing with only the fields a summary shows: the JSON columns (usage, meta) are never read. */
@@ -611,9 +627,30 @@ function prepareStatements(db: Database.Database) {
       "SELECT COUNT(*) AS n FROM session_titles_fts WHERE session_titles_fts MATCH ?",
     ),
     messageMatches: prep<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages_fts WHERE messages_fts MATCH ?"),
-    directories: prep<[string, number], { id: string; cwd: string }>(
-      "SELECT id, cwd FROM sessions WHERE id > ? ORDER BY id LIMIT ?",
+    // The index sessions_cwd (cwd, id) answers the three directory queries: a seek per page or per directory.
+    sessionsAt: prep<[string, string, number], SessionDirectory>(
+      "SELECT id, cwd FROM sessions WHERE cwd = ? AND id > ? ORDER BY id LIMIT ?",
     ),
+    // The directory itself and everything below it: [dir, end) holds both, and names like "dir-old" that sort
+    // between the directory and its "dir/" prefix are left out by the condition.
+    sessionsBelow: prep<[object], SessionDirectory>(`SELECT id, cwd FROM sessions
+      WHERE cwd >= @dir AND cwd < @end AND (cwd = @dir OR cwd >= @prefix) AND (cwd, id) > (@cwd, @id)
+      ORDER BY cwd, id LIMIT @limit`),
+    usedDirectories: db
+      .prepare<[string], string>(
+        "SELECT DISTINCT cwd FROM sessions WHERE cwd IN (SELECT value FROM json_each(?)) ORDER BY cwd",
+      )
+      .pluck(true),
+    // A seek per directory (a loose index scan), whatever the number of sessions in each.
+    distinctDirectories: db
+      .prepare<[{ after: string; limit: number }], string>(`WITH RECURSIVE d (cwd) AS (
+          SELECT (SELECT MIN(cwd) FROM sessions WHERE cwd > @after)
+          UNION ALL
+          SELECT (SELECT MIN(s.cwd) FROM sessions s WHERE s.cwd > d.cwd) FROM d WHERE d.cwd IS NOT NULL
+          LIMIT @limit
+        )
+        SELECT cwd FROM d WHERE cwd IS NOT NULL`)
+      .pluck(true),
     insertMessage: prep<[object]>(`INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
         tool_name, thinking, client_message_id, in_context, created_at, meta, search_text, counts)
       VALUES (@session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @thinking,
