@@ -7,7 +7,7 @@ import type { PluginContext } from "../core/plugin.js";
 import { emptyUsage, type NewMessage, type SessionRecord } from "../core/session-types.js";
 import { type SessionStore, SessionStoreToken } from "../core/store.js";
 import storagePlugin from "../plugins/storage-sqlite/index.js";
-import { migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
 import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
 import { sessionRecord } from "./support/session-record.js";
 
@@ -234,6 +234,33 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       } finally {
         db.close();
       }
+    });
+
+    it("counts a search's total through the indexes exactly as the titles' LIKE and the messages match", () => {
+      store.createSession(session("t", { title: "Fix the DELTA-3 build", updatedAt: at(1) }));
+      store.createSession(session("both", { title: "delta-3 again", updatedAt: at(2) }));
+      store.createSession(session("msg", { title: null, updatedAt: at(3) }));
+      // LIKE folds ASCII letters only: the Kelvin sign and a dotted capital I are not "k" and "i".
+      store.createSession(session("kelvin", { title: "\u212Aelvin \u0130nk", updatedAt: at(4) }));
+      store.createSession(session("accent", { title: "Édition Ünique", updatedAt: at(5) }));
+      store.appendMessage("both", { role: "user", content: "delta-3 is here too" });
+      store.appendMessage("msg", { role: "assistant", content: "about Delta-3 only" });
+      const found = (q: string) => {
+        const r = store.listEntries({ q, limit: 10 });
+        return { total: r.total, ids: r.sessions.map((e) => e.id) };
+      };
+      expect(found("delta-3")).to.deep.equal({ total: 3, ids: ["msg", "both", "t"] });
+      expect(found("DELTA-3")).to.deep.equal({ total: 3, ids: ["msg", "both", "t"] });
+      expect(found("kelvin")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("ink")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("\u212Aelv")).to.deep.equal({ total: 1, ids: ["kelvin"] });
+      expect(found("édition")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("Édition")).to.deep.equal({ total: 1, ids: ["accent"] });
+      // A renamed title is counted by its new text only.
+      store.updateSession("t", { title: "Other" });
+      expect(found("delta-3")).to.deep.equal({ total: 2, ids: ["msg", "both"] });
+      // The same totals as the walk over every session counts them (several terms take that path).
+      expect(store.listEntries({ q: "delta-3 delta-3", limit: 1 }).total).to.equal(2);
     });
 
     it("never lets hostile search input reach SQL or FTS syntax", () => {
@@ -477,6 +504,22 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
       expect(tables).to.deep.equal(["a"]);
       db.close();
+    });
+
+    it("keeps the titles of a database from before the exact title index searchable (migration 3)", () => {
+      store.close();
+      rmSync(file, { force: true });
+      const old = new Database(file);
+      migrate(old, file, MIGRATIONS.slice(0, 2));
+      old
+        .prepare(`INSERT INTO sessions (id, title, persona, model, cwd, usage, created_at, updated_at)
+          VALUES ('old', 'An OLD Title', 'default', 'm', '/w', '{}', '2024-01-01', '2024-01-01')`)
+        .run();
+      old.close();
+      store = openSqliteStore(file);
+      expect(store.listEntries({ q: "old title", limit: 5 }).total).to.equal(1);
+      expect(store.listEntries({ q: "OLD TITLE", limit: 5 }).sessions.map((e) => e.id)).to.deep.equal(["old"]);
+      expect(store.sessionsInDirectory("/w", { below: true, limit: 5 })).to.deep.equal([{ id: "old", cwd: "/w" }]);
     });
 
     it("rolls a failed batch back as a whole", () => {

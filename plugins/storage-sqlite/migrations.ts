@@ -141,9 +141,47 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    description: "an index of the sessions' working directories (the sessions of a project without a scan)",
+    description:
+      "an index of the sessions' working directories (the sessions of a project without a scan); titles indexed " +
+      "lower-cased as LIKE compares them (a search's total counted from the title index alone)",
     up(db) {
-      db.exec("CREATE INDEX sessions_cwd ON sessions (cwd, id)");
+      db.exec(`
+        CREATE INDEX sessions_cwd ON sessions (cwd, id);
+
+        -- The title index matched exactly what LIKE matches: SQLite's lower() and LIKE both fold ASCII letters
+        -- only, so a case-sensitive trigram index of lower(title) finds a lower-cased term exactly where LIKE does
+        -- (the default tokenizer also folds other letters, e.g. the Kelvin sign to "k", which LIKE does not).
+        DROP TRIGGER session_titles_fts_insert;
+        DROP TRIGGER session_titles_fts_delete;
+        DROP TRIGGER session_titles_fts_update;
+        DROP TRIGGER sessions_title_insert;
+        DROP TRIGGER sessions_title_update;
+        DROP TABLE session_titles_fts;
+        UPDATE session_titles SET title = lower(title);
+        CREATE VIRTUAL TABLE session_titles_fts USING fts5 (
+          title,
+          content = 'session_titles',
+          content_rowid = 'n',
+          tokenize = 'trigram case_sensitive 1'
+        );
+        INSERT INTO session_titles_fts (session_titles_fts) VALUES ('rebuild');
+        CREATE TRIGGER session_titles_fts_insert AFTER INSERT ON session_titles BEGIN
+          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
+        END;
+        CREATE TRIGGER session_titles_fts_delete AFTER DELETE ON session_titles BEGIN
+          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
+        END;
+        CREATE TRIGGER session_titles_fts_update AFTER UPDATE OF title ON session_titles BEGIN
+          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
+          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
+        END;
+        CREATE TRIGGER sessions_title_insert AFTER INSERT ON sessions BEGIN
+          INSERT INTO session_titles (session_id, title) VALUES (new.id, lower(coalesce(new.title, '')));
+        END;
+        CREATE TRIGGER sessions_title_update AFTER UPDATE OF title ON sessions BEGIN
+          UPDATE session_titles SET title = lower(coalesce(new.title, '')) WHERE session_id = new.id;
+        END;
+      `);
     },
   },
 ];

@@ -59,18 +59,21 @@ interface PageStatements {
 }
 
 /**
- * A search is answered one of two ways, chosen by a bound on its matches read from the index sizes alone (the
- * entries of its rarest term in the title and message indexes): up to LOOKUP_MAX, the matching sessions are
- * collected through the indexes, counted, looked up by id and sorted, a cost that follows the matches; beyond it,
- * or with a term too short for the title index, the list order is walked with the condition per session and the
- * total counted the same way (the plan every search took before the title index, which a common word needs: its
- * page fills within the first few sessions walked).
+ * A search's total and page. When every term can be looked up in the title index (three characters or more), the
+ * total is counted through the indexes (the title index matches exactly what the title's LIKE does; a single term
+ * counts its titles straight from it, plus the sessions only its messages match), a cost that follows the matches,
+ * never the sessions. Otherwise a bound on the matches is read from the index sizes (the entries of the rarest term
+ * in the title and message indexes). Up to LOOKUP_MAX matches, the page is collected through the indexes, looked up
+ * by id and sorted; beyond, the list order is walked with the condition per session (a common word's page fills
+ * within the first few sessions walked), and without an indexed total, the total is counted the same way.
  */
 interface ListStatements {
   lookup: PageStatements;
   lookupCount: Stmt<[Record<string, unknown>], { n: number }>;
   walk: PageStatements;
   walkCount: Stmt<[Record<string, unknown>], { n: number }>;
+  /** The total through the indexes, when every term has a trigram. */
+  indexCount?: Stmt<[Record<string, unknown>], { n: number }>;
 }
 
 /** Matches up to this many are looked up and sorted; more are met walking the list order. */
@@ -305,6 +308,10 @@ export class SqliteSessionStore implements SessionStore {
       this.sessionCount ??= stmts.walkCount.get(filter)?.n ?? 0;
       return { pages: stmts.walk, params, total: this.sessionCount };
     }
+    if (stmts.indexCount) {
+      const total = stmts.indexCount.get(filter)?.n ?? 0;
+      return { pages: total <= LOOKUP_MAX ? stmts.lookup : stmts.walk, params, total };
+    }
     if (this.matchBound(terms) <= LOOKUP_MAX) {
       return { pages: stmts.lookup, params, total: stmts.lookupCount.get(filter)?.n ?? 0 };
     }
@@ -370,15 +377,28 @@ export class SqliteSessionStore implements SessionStore {
       const walk = pages(where);
       const counter = (sql: string) => this.db.prepare<[Record<string, unknown>], { n: number }>(sql);
       const walkCount = counter(`SELECT COUNT(*) AS n FROM sessions s ${where}`);
+      const lookupCount = terms.length > 0 ? counter(`SELECT COUNT(*) AS n FROM (${matches})`) : walkCount;
       stmts =
         terms.length > 0
-          ? {
-              lookup: pages(`WHERE s.id IN (${matches})`),
-              lookupCount: counter(`SELECT COUNT(*) AS n FROM (${matches})`),
-              walk,
-              walkCount,
-            }
-          : { lookup: walk, lookupCount: walkCount, walk, walkCount };
+          ? { lookup: pages(`WHERE s.id IN (${matches})`), lookupCount, walk, walkCount }
+          : { lookup: walk, lookupCount, walk, walkCount };
+      if (terms.length > 0 && terms.every((t) => t.trigram !== null)) {
+        const [only] = terms;
+        // One term: its titles (one count of the title index), plus the sessions whose title does not hold it but
+        // a message does (a cost that follows the message matches); no set of ids is built.
+        stmts.indexCount =
+          terms.length > 1 || !only
+            ? lookupCount
+            : counter(
+                `SELECT (SELECT COUNT(*) FROM session_titles_fts WHERE session_titles_fts MATCH @tri0)${
+                  only.fts === null
+                    ? ""
+                    : ` + (SELECT COUNT(*) FROM sessions s WHERE s.id IN (SELECT m.session_id FROM messages_fts
+                      JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts0)
+                      AND coalesce(s.title, '') NOT LIKE @like0 ESCAPE '\\')`
+                } AS n`,
+              );
+      }
       this.listCache.set(key, stmts);
     }
     return stmts;
