@@ -151,13 +151,11 @@ export const MIGRATIONS: readonly Migration[] = [
         -- The title index matched exactly what LIKE matches: SQLite's lower() and LIKE both fold ASCII letters
         -- only, so a case-sensitive trigram index of lower(title) finds a lower-cased term exactly where LIKE does
         -- (the default tokenizer also folds other letters, e.g. the Kelvin sign to "k", which LIKE does not).
-        DROP TRIGGER session_titles_fts_insert;
-        DROP TRIGGER session_titles_fts_delete;
-        DROP TRIGGER session_titles_fts_update;
+        -- Lower-cased through the old index's triggers, which keep working on the new index (same name).
         DROP TRIGGER sessions_title_insert;
         DROP TRIGGER sessions_title_update;
-        DROP TABLE session_titles_fts;
         UPDATE session_titles SET title = lower(title);
+        DROP TABLE session_titles_fts;
         CREATE VIRTUAL TABLE session_titles_fts USING fts5 (
           title,
           content = 'session_titles',
@@ -165,16 +163,6 @@ export const MIGRATIONS: readonly Migration[] = [
           tokenize = 'trigram case_sensitive 1'
         );
         INSERT INTO session_titles_fts (session_titles_fts) VALUES ('rebuild');
-        CREATE TRIGGER session_titles_fts_insert AFTER INSERT ON session_titles BEGIN
-          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
-        END;
-        CREATE TRIGGER session_titles_fts_delete AFTER DELETE ON session_titles BEGIN
-          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
-        END;
-        CREATE TRIGGER session_titles_fts_update AFTER UPDATE OF title ON session_titles BEGIN
-          INSERT INTO session_titles_fts (session_titles_fts, rowid, title) VALUES ('delete', old.n, old.title);
-          INSERT INTO session_titles_fts (rowid, title) VALUES (new.n, new.title);
-        END;
         CREATE TRIGGER sessions_title_insert AFTER INSERT ON sessions BEGIN
           INSERT INTO session_titles (session_id, title) VALUES (new.id, lower(coalesce(new.title, '')));
         END;
