@@ -69,6 +69,21 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       const page = await store.listSessions({ limit: 1, offset: 1 });
       expect(page.total).to.equal(3);
       expect(ids(page)).to.deep.equal(["b"]);
+      // The unfiltered total is a counter the database keeps: exact with two daemons creating at once, and deletes.
+      const other = new PostgresSessionStore({ url });
+      try {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).createSession(session(`n${i}`))),
+        );
+      } finally {
+        await other.close();
+      }
+      expect((await store.listEntries({ limit: 1 })).total).to.equal(23);
+      await store.deleteSession("n0");
+      await store.deleteSession("missing");
+      expect((await store.listEntries({ limit: 1 })).total).to.equal(22);
+      expect((await store.listEntries({ q: "zzz", limit: 1 })).total).to.equal(0);
+      for (let i = 1; i < 20; i++) await store.deleteSession(`n${i}`);
       const entries = await store.listEntries({});
       const full = await store.listSessions({});
       expect(entries.sessions[0]).to.deep.equal({

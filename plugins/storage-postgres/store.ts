@@ -320,8 +320,12 @@ export class PostgresSessionStore implements SessionStore {
         values: [...params, limit, offset],
         ...(rowMode ? { rowMode } : {}),
       });
-      const count = await c.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
-      return { rows: page.rows as R[], total: count.rows[0]?.n ?? 0 };
+      // Unfiltered, the total is the counter row the inserts and deletes keep (see the migrations).
+      const count = await c.query<{ n: string }>(
+        where === "" ? "SELECT n FROM session_counter" : `SELECT COUNT(*) AS n FROM sessions s ${where}`,
+        params,
+      );
+      return { rows: page.rows as R[], total: Number(count.rows[0]?.n ?? 0) };
     });
   }
 
