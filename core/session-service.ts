@@ -8,7 +8,7 @@ import type {
   SessionSummary,
   SessionUsage,
 } from "./session-types.js";
-import type { ListQuery, SessionListEntry } from "./store.js";
+import type { ListQuery, SessionDirectory, SessionListEntry } from "./store.js";
 import { createToken } from "./tokens.js";
 import type { TurnController } from "./turns.js";
 import type { WorktreeInfo, WorktreeRequest } from "./worktrees.js";
@@ -78,8 +78,15 @@ export interface SessionService {
   history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory>;
   /** The first frame of a session stream: the present state. */
   statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }>;
-  /** Every session's working directory by id (read once, then kept current). */
-  directories(): Promise<ReadonlyMap<string, string>>;
+  /**
+   * The sessions working in `dir` (with `below`, also in the directories under it), read from the store page by
+   * page as the caller iterates (an index, not a read of every session).
+   */
+  sessionsIn(dir: string, opts?: { below?: boolean }): AsyncIterable<SessionDirectory>;
+  /** Whether `dir` is some session's working directory or lies inside one. */
+  inSessionDirectory(dir: string): Promise<boolean>;
+  /** Every distinct working directory of the sessions, read page by page as the caller iterates. */
+  sessionDirectories(): AsyncIterable<string>;
   rename(id: string, title: string): Promise<SessionRecord>;
   setPinned(id: string, pinned: boolean): Promise<SessionRecord>;
   setMode(id: string, mode: SessionMode): Promise<SessionRecord>;

@@ -7,6 +7,7 @@ import { type MessageImageUrl, toDisplayMessages } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { EventLog } from "./event-log-types.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
+import { isInside, pathAndAncestors } from "./paths.js";
 import type { ProjectContext } from "./project.js";
 import type { Registry } from "./registry.js";
 import type { CreateSessionInput, SessionHistory, SessionService, SessionView } from "./session-service.js";
@@ -19,7 +20,7 @@ import {
   type SessionSummary,
   type StoredMessage,
 } from "./session-types.js";
-import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
+import type { ListQuery, SessionDirectory, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
 import type { SessionWorktrees, WorktreeInfo } from "./worktrees.js";
@@ -54,7 +55,7 @@ export interface SessionPorts {
 }
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
-/** Sessions read per page by `directories()`. */
+/** Sessions (directories) read per page by `sessionsIn` (`sessionDirectories`). */
 const DIRECTORY_PAGE = 500;
 
 export function newSessionId(): string {
@@ -88,9 +89,6 @@ export class SessionManager implements SessionService {
   private get worktrees(): SessionWorktrees | undefined {
     return this.ports.worktrees?.();
   }
-
-  /** Every session's working directory by id, once read (see `directories`). */
-  private cwds: Promise<Map<string, string>> | undefined;
 
   /** The session's worktree, if it has one. */
   worktreeOf(id: string): WorktreeInfo | undefined {
@@ -183,41 +181,50 @@ export class SessionManager implements SessionService {
       if (hasWorktree) await this.worktrees?.remove(rec.id);
       throw err;
     }
-    this.indexDirectory(rec.id, rec.cwd);
   }
 
-  /**
-   * Every session's working directory by id (for checks over all sessions: directories a route may inspect, the
-   * sessions of a project): read once, then kept current by this service's creates and deletes.
-   */
-  directories(): Promise<ReadonlyMap<string, string>> {
-    this.cwds ??= this.readDirectories().catch((err) => {
-      // A failed read is not kept: the next caller reads again.
-      this.cwds = undefined;
-      throw err;
-    });
-    return this.cwds;
-  }
-
-  /** In pages with the event loop free between them: a home with many sessions never holds a request up for long. */
-  private async readDirectories(): Promise<Map<string, string>> {
+  async *sessionsIn(dir: string, opts: { below?: boolean } = {}): AsyncIterable<SessionDirectory> {
+    const below = opts.below === true;
     const store = this.store;
-    if (!store.listDirectories) {
-      const { sessions } = await (store.listEntries?.({}) ?? store.listSessions({}));
-      return new Map(sessions.map((s) => [s.id, s.cwd]));
+    if (!store.sessionsInDirectory) {
+      for (const s of await this.allDirectories()) if (below ? isInside(dir, s.cwd) : s.cwd === dir) yield s;
+      return;
     }
-    const map = new Map<string, string>();
-    for (let after = ""; ; ) {
-      const page = await store.listDirectories(after, DIRECTORY_PAGE);
-      for (const { id, cwd } of page) map.set(id, cwd);
-      if (page.length < DIRECTORY_PAGE) return map;
-      after = page[page.length - 1]?.id ?? after;
+    for (let after: SessionDirectory | undefined; ; ) {
+      const page = await store.sessionsInDirectory(dir, { below, after, limit: DIRECTORY_PAGE });
+      yield* page;
+      if (page.length < DIRECTORY_PAGE) return;
+      after = page[page.length - 1];
       await nextTurn();
     }
   }
 
-  private indexDirectory(id: string, cwd: string | undefined): void {
-    void this.cwds?.then((m) => (cwd === undefined ? m.delete(id) : m.set(id, cwd)));
+  /** Session directories are stored resolved, so comparing `dir` and its ancestors with them is enough. */
+  async inSessionDirectory(dir: string): Promise<boolean> {
+    const candidates = pathAndAncestors(dir);
+    if (!this.store.usedDirectories) return (await this.allDirectories()).some((s) => candidates.includes(s.cwd));
+    return (await this.store.usedDirectories(candidates)).length > 0;
+  }
+
+  async *sessionDirectories(): AsyncIterable<string> {
+    const store = this.store;
+    if (!store.distinctDirectories) {
+      yield* new Set((await this.allDirectories()).map((s) => s.cwd));
+      return;
+    }
+    for (let after = ""; ; ) {
+      const page = await store.distinctDirectories(after, DIRECTORY_PAGE);
+      yield* page;
+      if (page.length < DIRECTORY_PAGE) return;
+      after = page[page.length - 1] ?? after;
+      await nextTurn();
+    }
+  }
+
+  /** A store without the directory queries: every session's directory, read for the one question asked. */
+  private async allDirectories(): Promise<SessionDirectory[]> {
+    const { sessions } = await (this.store.listEntries?.({}) ?? this.store.listSessions({}));
+    return sessions.map((s) => ({ id: s.id, cwd: s.cwd }));
   }
 
   async list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
@@ -481,7 +488,6 @@ export class SessionManager implements SessionService {
     await this.events.durable();
     this.events.forget(id);
     await this.store.deleteSession(id);
-    this.indexDirectory(id, undefined);
     // After the row: a crash in between leaves a worktree the next start-up removes, never a session without one.
     await this.worktrees?.remove(id);
     this.events.publishFeed({ type: "session_deleted", sessionId: id, session: summary });
@@ -492,7 +498,6 @@ export class SessionManager implements SessionService {
   async update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
     const rec = await this.store.updateSession(id, patch);
     if (!rec) throw ApiError.notFound(`Session not found: ${id}`, "session_not_found");
-    if (patch.cwd !== undefined) this.indexDirectory(id, rec.cwd);
     this.announce("session_update", rec);
     return rec;
   }

@@ -24,6 +24,12 @@ export type SessionListEntry = Pick<
   | "updatedAt"
 >;
 
+/** A session and its working directory. */
+export interface SessionDirectory {
+  id: string;
+  cwd: string;
+}
+
 export interface HistoryPage {
   messages: StoredMessage[];
   /** seq of the first message in the page, null when empty. */
@@ -91,10 +97,19 @@ export interface SessionStore {
   listEntries?(query: ListQuery): Awaitable<{ sessions: SessionListEntry[]; total: number }>;
   findByShareToken(token: string): Awaitable<SessionRecord | undefined>;
   /**
-   * Optional: the working directory of each session with an id after `afterId`, by id, at most `limit` (a page of a
-   * read of every session's directory that never holds the daemon for long); the service falls back to listEntries.
+   * Optional (the three directory queries answer from an index on the sessions' directories, never a read of every
+   * session; without them the service reads the listing once per question): the sessions working in `dir` (with
+   * `below`, also in the directories under it), ordered by directory then id, after `after` (the last one of the
+   * previous page), at most `limit`.
    */
-  listDirectories?(afterId: string, limit: number): Awaitable<Array<{ id: string; cwd: string }>>;
+  sessionsInDirectory?(
+    dir: string,
+    opts: { below: boolean; after?: SessionDirectory; limit: number },
+  ): Awaitable<SessionDirectory[]>;
+  /** Optional: those of `dirs` that are some session's working directory. */
+  usedDirectories?(dirs: string[]): Awaitable<string[]>;
+  /** Optional: the distinct working directories of all sessions in order, after `after` (all when ""), at most `limit`. */
+  distinctDirectories?(after: string, limit: number): Awaitable<string[]>;
 
   /** Appends one message, assigning the next per-session seq; also bumps the session's updatedAt/messageCount. */
   appendMessage(sessionId: string, msg: NewMessage): Awaitable<StoredMessage>;

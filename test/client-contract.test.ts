@@ -131,6 +131,57 @@ describe("client contract: trust prompt for late clients, query token, fork, com
     }
   });
 
+  it("after a restart, finds a project's sessions when asked (a decision, a re-scan, a git directory check)", async () => {
+    const nested = join(root, "nested");
+    mkdirSync(nested);
+    execFileSync("git", ["init", "-q", nested]);
+    const sub = join(root, "src");
+    mkdirSync(sub);
+    const plain = realpathSync(mkdtempSync(join(tmpdir(), "agentd-plain-")));
+    try {
+      const atRoot = await d.createSession({ cwd: root });
+      const inSub = await d.createSession({ cwd: sub });
+      const inNested = await d.createSession({ cwd: nested });
+      const inPlain = await d.createSession({ cwd: plain });
+      const home = d.home;
+      await d.stop();
+      d = await startTestDaemon({
+        home,
+        config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "fake-model" } },
+      });
+      const feed = await d.sse("/sessions/events");
+      await feed.waitForType("connected");
+      // A decision announces the project's sessions (its root and below, not a nested project's).
+      let from = feed.frames.length;
+      expect((await d.post("/projects/trust", { cwd: sub, trusted: false })).status).to.equal(200);
+      await feed.waitFor((f) => f.json?.type === "session_update" && f.json.sessionId === inSub, 10_000, from);
+      await feed.waitFor((f) => f.json?.type === "session_update" && f.json.sessionId === atRoot, 10_000, from);
+      const updated = () =>
+        feed.frames
+          .slice(from)
+          .filter((f) => f.json?.type === "session_update")
+          .map((f) => f.json.sessionId);
+      // A re-scan announces a prompt that appeared (the plain directory got instructions), and only that one; the
+      // re-scan answers after its announcements.
+      writeFileSync(join(plain, "AGENTS.md"), "new instructions");
+      from = feed.frames.length;
+      expect((await d.post("/projects/reload")).status).to.equal(200);
+      const update = await feed.waitFor((f) => f.json?.type === "session_update" && f.json.sessionId === inPlain);
+      expect(update.json.session.projectTrust).to.deep.include({ required: true, path: plain });
+      expect(updated()).to.deep.equal([inPlain]);
+      expect((await d.get(`/sessions/${inNested}`)).body).to.not.have.property("projectTrust");
+      // A directory inside a session's directory may be inspected; one outside every session's may not.
+      const inside = await d.get(`/git-info?cwd=${encodeURIComponent(join(nested, "."))}`);
+      expect(inside.status).to.equal(200);
+      expect(inside.body).to.include({ isGit: true });
+      const outside = await d.get(`/git-info?cwd=${encodeURIComponent("/usr/share")}`);
+      expect(outside.status).to.equal(400);
+      feed.close();
+    } finally {
+      rmSync(plain, { recursive: true, force: true });
+    }
+  });
+
   it("accepts the token in the query on the two event streams only, and never logs it", async () => {
     const id = await d.createSession({ cwd: d.home });
     const token = d.token;

@@ -3,24 +3,34 @@ import type { ServerResponse } from "node:http";
 import { expect } from "chai";
 import { HttpSseStream } from "../host/http/sse.js";
 
-/** A response that never drains (a stalled client) and records what it was given to write. */
+/**
+ * A response whose socket never drains (a stalled client) and records what it was given to write: the headers'
+ * first write through the response, every frame after it straight to the socket.
+ */
 function stalledResponse(): { res: ServerResponse; chunks: Buffer[] } {
   const chunks: Buffer[] = [];
-  const res = Object.assign(new EventEmitter(), {
+  const record = (chunk: string | Buffer) => {
+    const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    chunks.push(b);
+    socket.writableLength += b.length;
+    return false;
+  };
+  const socket = Object.assign(new EventEmitter(), {
     writableLength: 0,
     writableNeedDrain: true,
-    socket: null,
+    cork() {},
+    uncork() {},
+    write: record,
+  });
+  const res = Object.assign(new EventEmitter(), {
+    socket,
     writeHead() {
       return res;
     },
-    write(chunk: string | Buffer) {
-      const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      chunks.push(b);
-      res.writableLength += b.length;
-      return false;
-    },
+    write: record,
     end() {},
   });
+  Object.defineProperty(res, "writableLength", { get: () => socket.writableLength });
   return { res: res as unknown as ServerResponse, chunks };
 }
 

@@ -69,6 +69,21 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       const page = await store.listSessions({ limit: 1, offset: 1 });
       expect(page.total).to.equal(3);
       expect(ids(page)).to.deep.equal(["b"]);
+      // The unfiltered total is a counter the database keeps: exact with two daemons creating at once, and deletes.
+      const other = new PostgresSessionStore({ url });
+      try {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).createSession(session(`n${i}`))),
+        );
+      } finally {
+        await other.close();
+      }
+      expect((await store.listEntries({ limit: 1 })).total).to.equal(23);
+      await store.deleteSession("n0");
+      await store.deleteSession("missing");
+      expect((await store.listEntries({ limit: 1 })).total).to.equal(22);
+      expect((await store.listEntries({ q: "zzz", limit: 1 })).total).to.equal(0);
+      for (let i = 1; i < 20; i++) await store.deleteSession(`n${i}`);
       const entries = await store.listEntries({});
       const full = await store.listSessions({});
       expect(entries.sessions[0]).to.deep.equal({
@@ -127,6 +142,39 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         await c.query("SET enable_seqscan = off");
         const plan = await c.query("EXPLAIN SELECT id FROM messages WHERE search @@ agentd_prefix_query('fox')");
         expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index Scan on messages_search/);
+      } finally {
+        await c.end();
+      }
+    });
+
+    it("finds sessions by working directory from its index, byte-wise whatever the locale", async () => {
+      const dirs = { a: "/p", b: "/p/a", c: "/p/a", d: "/p-old", e: "/P/x", f: "/pq", g: "/" };
+      for (const [id, cwd] of Object.entries(dirs)) await store.createSession(session(id, { cwd }));
+      const below = async (dir: string, limit: number) => {
+        const out: string[] = [];
+        for (let after: { id: string; cwd: string } | undefined; ; ) {
+          const page = await store.sessionsInDirectory(dir, { below: true, after, limit });
+          out.push(...page.map((r) => `${r.id}:${r.cwd}`));
+          if (page.length < limit) return out;
+          after = page.at(-1);
+        }
+      };
+      expect(await below("/p", 1)).to.deep.equal(["a:/p", "b:/p/a", "c:/p/a"]);
+      expect(await below("/", 2)).to.have.length(7);
+      const at = await store.sessionsInDirectory("/p/a", { below: false, after: { cwd: "/p/a", id: "b" }, limit: 5 });
+      expect(at).to.deep.equal([{ id: "c", cwd: "/p/a" }]);
+      expect(await store.usedDirectories(["/p/a/z", "/p/a", "/p", "/"])).to.deep.equal(["/", "/p", "/p/a"]);
+      expect(await store.distinctDirectories("", 100)).to.deep.equal(["/", "/P/x", "/p", "/p-old", "/p/a", "/pq"]);
+      expect(await store.distinctDirectories("/p", 2)).to.deep.equal(["/p-old", "/p/a"]);
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("SET enable_seqscan = off");
+        const plan = await c.query(
+          `EXPLAIN SELECT id, cwd FROM sessions WHERE cwd COLLATE "C" >= '/p' AND cwd COLLATE "C" < '/p0'
+            ORDER BY cwd COLLATE "C", id LIMIT 5`,
+        );
+        expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index (Only )?Scan using sessions_cwd/);
       } finally {
         await c.end();
       }

@@ -7,7 +7,7 @@ import type { PluginContext } from "../core/plugin.js";
 import { emptyUsage, type NewMessage, type SessionRecord } from "../core/session-types.js";
 import { type SessionStore, SessionStoreToken } from "../core/store.js";
 import storagePlugin from "../plugins/storage-sqlite/index.js";
-import { migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from "../plugins/storage-sqlite/migrations.js";
 import { openSqliteStore, type SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
 import { sessionRecord } from "./support/session-record.js";
 
@@ -168,11 +168,99 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect(store.listEntries({ limit: 1 }).total).to.equal(2101);
       store.deleteSession("m5");
       expect(store.listEntries({ limit: 1 }).total).to.equal(2100);
-      // Every session's directory, in pages by id (the session service reads them so at start).
-      const first = store.listDirectories("", 2);
-      expect(first.map((d) => d.id)).to.deep.equal(["b", "m0"]);
-      expect(store.listDirectories("m0", 1)).to.deep.equal([{ id: "m1", cwd: session("x").cwd }]);
-      expect(store.listDirectories("m999", 5)).to.have.length(0);
+    });
+
+    it("finds sessions by working directory through its index: in it, below it, paged; distinct directories", () => {
+      const dirs = ["/p", "/p/a", "/p/a/b", "/p-old", "/p!x", "/pq", "/q", "/"];
+      store.batch(() => {
+        dirs.forEach((cwd, i) => {
+          store.createSession(session(`s${i}a`, { cwd }));
+          store.createSession(session(`s${i}b`, { cwd }));
+        });
+      });
+      const idsOf = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
+      expect(store.sessionsInDirectory("/p", { below: false, limit: 10 })).to.deep.equal([
+        { id: "s0a", cwd: "/p" },
+        { id: "s0b", cwd: "/p" },
+      ]);
+      expect(
+        idsOf(store.sessionsInDirectory("/p", { below: false, after: { cwd: "/p", id: "s0a" }, limit: 10 })),
+      ).to.deep.equal(["s0b"]);
+      // Below: the directory and its subdirectories, never its siblings "/p-old", "/p!x" or "/pq".
+      const below = idsOf(store.sessionsInDirectory("/p", { below: true, limit: 10 }));
+      expect(below).to.deep.equal(["s0a", "s0b", "s1a", "s1b", "s2a", "s2b"]);
+      // In pages: each starts after the last one of the previous page.
+      const paged: string[] = [];
+      for (let after: { id: string; cwd: string } | undefined; ; ) {
+        const page = store.sessionsInDirectory("/p", { below: true, after, limit: 4 });
+        paged.push(...idsOf(page));
+        if (page.length < 4) break;
+        after = page.at(-1);
+      }
+      expect(paged).to.deep.equal(below);
+      expect(store.sessionsInDirectory("/", { below: true, limit: 100 })).to.have.length(16);
+      expect(store.sessionsInDirectory("/nothing", { below: true, limit: 10 })).to.deep.equal([]);
+      // Which of some directories (a path and its ancestors) a session works in.
+      expect(store.usedDirectories(["/p/a/b/c", "/p/a/b", "/p/a", "/p", "/"])).to.deep.equal([
+        "/",
+        "/p",
+        "/p/a",
+        "/p/a/b",
+      ]);
+      expect(store.usedDirectories(["/x/y", "/x"])).to.deep.equal([]);
+      expect(store.usedDirectories([])).to.deep.equal([]);
+      // Every directory once, in order, in pages.
+      const sorted = [...dirs].sort();
+      expect(store.distinctDirectories("", 100)).to.deep.equal(sorted);
+      expect(store.distinctDirectories("", 3)).to.deep.equal(sorted.slice(0, 3));
+      expect(store.distinctDirectories(sorted[2] as string, 3)).to.deep.equal(sorted.slice(3, 6));
+      // The queries seek the index: none reads every session.
+      const plans = [
+        "SELECT id, cwd FROM sessions WHERE cwd = 'x' AND id > '' ORDER BY id LIMIT 5",
+        `SELECT id, cwd FROM sessions WHERE cwd >= '/p' AND cwd < '/p0' AND (cwd = '/p' OR cwd >= '/p/')
+          AND (cwd, id) > ('', '') ORDER BY cwd, id LIMIT 5`,
+      ];
+      const db = new Database(file, { readonly: true });
+      try {
+        for (const sql of plans) {
+          const detail = db
+            .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+            .all()
+            .map((r) => (r as { detail: string }).detail)
+            .join("; ");
+          expect(detail, sql).to.match(/SEARCH sessions USING (COVERING )?INDEX sessions_cwd/);
+          expect(detail, sql).to.not.match(/TEMP B-TREE/);
+        }
+      } finally {
+        db.close();
+      }
+    });
+
+    it("counts a search's total through the indexes exactly as the titles' LIKE and the messages match", () => {
+      store.createSession(session("t", { title: "Fix the DELTA-3 build", updatedAt: at(1) }));
+      store.createSession(session("both", { title: "delta-3 again", updatedAt: at(2) }));
+      store.createSession(session("msg", { title: null, updatedAt: at(3) }));
+      // LIKE folds ASCII letters only: the Kelvin sign and a dotted capital I are not "k" and "i".
+      store.createSession(session("kelvin", { title: "\u212Aelvin \u0130nk", updatedAt: at(4) }));
+      store.createSession(session("accent", { title: "Édition Ünique", updatedAt: at(5) }));
+      store.appendMessage("both", { role: "user", content: "delta-3 is here too" });
+      store.appendMessage("msg", { role: "assistant", content: "about Delta-3 only" });
+      const found = (q: string) => {
+        const r = store.listEntries({ q, limit: 10 });
+        return { total: r.total, ids: r.sessions.map((e) => e.id) };
+      };
+      expect(found("delta-3")).to.deep.equal({ total: 3, ids: ["msg", "both", "t"] });
+      expect(found("DELTA-3")).to.deep.equal({ total: 3, ids: ["msg", "both", "t"] });
+      expect(found("kelvin")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("ink")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("\u212Aelv")).to.deep.equal({ total: 1, ids: ["kelvin"] });
+      expect(found("édition")).to.deep.equal({ total: 0, ids: [] });
+      expect(found("Édition")).to.deep.equal({ total: 1, ids: ["accent"] });
+      // A renamed title is counted by its new text only.
+      store.updateSession("t", { title: "Other" });
+      expect(found("delta-3")).to.deep.equal({ total: 2, ids: ["msg", "both"] });
+      // The same totals as the walk over every session counts them (several terms take that path).
+      expect(store.listEntries({ q: "delta-3 delta-3", limit: 1 }).total).to.equal(2);
     });
 
     it("never lets hostile search input reach SQL or FTS syntax", () => {
@@ -416,6 +504,22 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
       expect(tables).to.deep.equal(["a"]);
       db.close();
+    });
+
+    it("keeps the titles of a database from before the exact title index searchable (migration 3)", () => {
+      store.close();
+      rmSync(file, { force: true });
+      const old = new Database(file);
+      migrate(old, file, MIGRATIONS.slice(0, 2));
+      old
+        .prepare(`INSERT INTO sessions (id, title, persona, model, cwd, usage, created_at, updated_at)
+          VALUES ('old', 'An OLD Title', 'default', 'm', '/w', '{}', '2024-01-01', '2024-01-01')`)
+        .run();
+      old.close();
+      store = openSqliteStore(file);
+      expect(store.listEntries({ q: "old title", limit: 5 }).total).to.equal(1);
+      expect(store.listEntries({ q: "OLD TITLE", limit: 5 }).sessions.map((e) => e.id)).to.deep.equal(["old"]);
+      expect(store.sessionsInDirectory("/w", { below: true, limit: 5 })).to.deep.equal([{ id: "old", cwd: "/w" }]);
     });
 
     it("rolls a failed batch back as a whole", () => {

@@ -145,9 +145,8 @@ export default definePlugin({
         const real = await realpath(c).catch(() => undefined);
         if (real && isInside(real, dir)) return true;
       }
-      // Session directories are stored resolved, so a lexical check is enough (and cheap with many sessions).
-      for (const c of (await sessions().directories()).values()) if (isInside(c, dir)) return true;
-      return false;
+      // Session directories are stored resolved, so a lexical check is enough (an index lookup per ancestor).
+      return sessions().inSessionDirectory(dir);
     };
 
     ctx.routes.add(

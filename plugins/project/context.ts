@@ -66,6 +66,11 @@ export class ProjectResources implements ProjectContext {
     this.deps.afterReload?.();
   }
 
+  /** Whether the project's resources are in memory (scanned since the last reload). */
+  scanned(root: string): boolean {
+    return this.projects.has(root);
+  }
+
   /** Drops one project's cache (its trust changed). */
   invalidate(root: string): void {
     this.projects.delete(root);

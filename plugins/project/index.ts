@@ -37,7 +37,6 @@ const OptionsSchema = T.Object(
 interface State {
   trust: TrustStore;
   resources: ProjectResources;
-  setDirectories(d: ReadonlyMap<string, string>): void;
 }
 const states = new WeakMap<PluginContext, State>();
 
@@ -85,26 +84,16 @@ export default definePlugin({
     const settings = ctx.deps.host;
     const roots = cachedRoots();
     const sessions = () => ctx.deps.sessions;
-    // Every session's directory (read at start, kept current by the session service).
-    let directories: ReadonlyMap<string, string> = new Map();
-    /** Ids of the sessions that currently show a trust prompt. */
-    const prompted = (): Set<string> => {
+    /** Announces a session's summary again (its trust prompt appeared or went away). */
+    const announce = async (id: string) => {
       const svc = sessions();
-      const ids = new Set<string>();
-      for (const [id, cwd] of directories) if (svc.projectTrust(cwd)) ids.add(id);
-      return ids;
-    };
-    /** Announces the sessions' summaries again (their trust prompt appeared or went away). */
-    const announce = (ids: Iterable<string>) => {
-      const svc = sessions();
-      for (const id of ids) {
-        svc
-          .find(id)
-          .then((rec) => rec && svc.announce("session_update", rec))
-          .catch((err) => ctx.log.warn({ err, sessionId: id }, "could not announce a trust change"));
+      try {
+        const rec = await svc.find(id);
+        if (rec) svc.announce("session_update", rec);
+      } catch (err) {
+        ctx.log.warn({ err, sessionId: id }, "could not announce a trust change");
       }
     };
-    let promptedBefore = new Set<string>();
     // Read at start: the documents may be kept by the storage plugin.
     const trust = new TrustStore(() => ctx.deps.documents, roots.rootOf, ctx.log);
     ctx.onDispose(() => trust.close());
@@ -115,21 +104,40 @@ export default definePlugin({
       defaultPersona: () => settings.defaultPersona,
       globalHooks: () => [settings.config("hooks"), ctx.options.hooks].filter((v) => v !== undefined),
       log: ctx.log,
-      onReload: () => {
-        promptedBefore = prompted();
-        roots.clear();
-      },
-      afterReload: () => {
-        // Resources appear or go away on a re-scan: announce sessions whose trust prompt did.
-        const now = prompted();
-        announce([...directories.keys()].filter((id) => now.has(id) !== promptedBefore.has(id)));
-      },
+      onReload: () => roots.clear(),
     });
-    states.set(ctx, { trust, resources, setDirectories: (d) => (directories = d) });
+    /**
+     * A re-scan: resources appear or go away, so do trust prompts. The sessions' directories are read from the store
+     * when asked (an index, one seek per directory), and each project's prompt is worked out once on either side. A
+     * project not scanned since the last reload has no prompt known to have been shown by this daemon (a client may
+     * have seen one from before a restart): its sessions are announced when a prompt shows after the re-scan.
+     */
+    const reload = async () => {
+      const svc = sessions();
+      const dirs: string[] = [];
+      for await (const dir of svc.sessionDirectories()) dirs.push(dir);
+      const prompts = (known: boolean) => {
+        const byRoot = new Map<string, boolean | undefined>();
+        return dirs.map((dir) => {
+          const root = trust.projectRoot(dir);
+          if (!byRoot.has(root))
+            byRoot.set(root, known && !resources.scanned(root) ? undefined : svc.projectTrust(dir) !== undefined);
+          return byRoot.get(root);
+        });
+      };
+      const before = prompts(true);
+      resources.reload();
+      const after = prompts(false);
+      for (const [i, dir] of dirs.entries()) {
+        if (before[i] === undefined ? !after[i] : before[i] === after[i]) continue;
+        for await (const s of svc.sessionsIn(dir)) await announce(s.id);
+      }
+    };
+    states.set(ctx, { trust, resources });
     ctx.services.provide(ProjectTrustToken, trust);
     ctx.services.provide(ProjectContextToken, resources);
     ctx.onDispose(trust.onChange((root) => resources.invalidate(root)));
-    for (const route of projectRoutes(trust, resources)) ctx.routes.add(route);
+    for (const route of projectRoutes(trust, resources, reload)) ctx.routes.add(route);
     ctx.tools.add(skillTool(() => resources));
 
     const hooks = new ToolHookRunner({
@@ -174,9 +182,15 @@ export default definePlugin({
 
     // A decision (either way) clears the prompt of every session of that project: one session_update each, on its
     // own stream and on the all-sessions feed.
+    // The project's sessions are the ones below its root that no nested project claims. The decision's answer does
+    // not wait for them.
+    const announceProject = async (root: string) => {
+      for await (const s of sessions().sessionsIn(root, { below: true }))
+        if (trust.projectRoot(s.cwd) === root) await announce(s.id);
+    };
     ctx.onDispose(
       trust.onChange((root) => {
-        announce([...directories].filter(([, cwd]) => trust.projectRoot(cwd) === root).map(([id]) => id));
+        announceProject(root).catch((err) => ctx.log.warn({ err, root }, "could not announce a trust change"));
       }),
     );
   },
@@ -184,11 +198,5 @@ export default definePlugin({
     const state = states.get(ctx);
     if (!state) return;
     await state.trust.load();
-    const svc = ctx.deps.sessions;
-    // Every session's directory, read off the start-up path (a home with many sessions must not delay `healthy`).
-    svc
-      .directories()
-      .then((d) => state.setDirectories(d))
-      .catch((err) => ctx.log.warn({ err }, "could not read the sessions' directories"));
   },
 });

@@ -56,7 +56,8 @@ export function trustStatus(trust: TrustStore, resources: ProjectResources, dir:
   };
 }
 
-export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
+/** `reload` re-scans the resources and announces the sessions whose trust prompt appeared or went away. */
+export function projectRoutes(trust: TrustStore, resources: ProjectResources, reload: () => Promise<void>) {
   return [
     defineRoute({
       method: "GET",
@@ -108,8 +109,8 @@ export function projectRoutes(trust: TrustStore, resources: ProjectResources) {
       summary: "Re-scans global and project personas, skills, rules, context files and hooks",
       tags: ["projects"],
       responses: { 200: OkSchema },
-      handler: () => {
-        resources.reload();
+      handler: async () => {
+        await reload();
         return { body: { ok: true as const } };
       },
     }),

@@ -131,6 +131,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    description:
+      "an index of the sessions' working directories (the sessions of a project without a scan); the number of " +
+      "sessions kept in a counter row (a listing's total without counting every row)",
+    sql: `
+      -- Byte-wise, so a directory's subdirectories are one range of it (see core/paths directoryRange).
+      CREATE INDEX sessions_cwd ON sessions ((cwd COLLATE "C"), id);
+
+      CREATE TABLE session_counter (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        n BIGINT NOT NULL
+      );
+      CREATE FUNCTION agentd_count_sessions() RETURNS TRIGGER LANGUAGE plpgsql AS $fn$
+        BEGIN
+          UPDATE session_counter SET n = n + CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END WHERE id = 1;
+          RETURN NULL;
+        END
+      $fn$;
+      -- The trigger's lock on sessions holds other writers until this commits: the count below is exact.
+      CREATE TRIGGER sessions_count AFTER INSERT OR DELETE ON sessions
+        FOR EACH ROW EXECUTE FUNCTION agentd_count_sessions();
+      INSERT INTO session_counter (id, n) SELECT 1, COUNT(*) FROM sessions;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryResultRow } from "pg";
 import {
   ApiError,
+  directoryRange,
   type EventBatch,
   type EventToAppend,
   type FeedEventToAppend,
@@ -8,6 +9,7 @@ import {
   type ListQuery,
   type MessageHit,
   type NewMessage,
+  type SessionDirectory,
   type SessionListEntry,
   type SessionRecord,
   type SessionStore,
@@ -250,6 +252,59 @@ export class PostgresSessionStore implements SessionStore {
     return row ? sessionFromRow(row) : undefined;
   }
 
+  /** The index sessions_cwd answers the three directory queries (see storage-sqlite for their shapes). */
+  async sessionsInDirectory(
+    dir: string,
+    opts: { below: boolean; after?: SessionDirectory; limit: number },
+  ): Promise<SessionDirectory[]> {
+    const limit = Math.max(1, Math.floor(opts.limit));
+    const after = opts.after ?? { cwd: "", id: "" };
+    const res = await this.run((c) => {
+      if (!opts.below) {
+        return c.query<SessionDirectory>(
+          `SELECT id, cwd FROM sessions WHERE cwd COLLATE "C" = $1 AND id > $2 ORDER BY id LIMIT $3`,
+          [text(dir), text(after.id), limit],
+        );
+      }
+      const { prefix, end } = directoryRange(dir);
+      return c.query<SessionDirectory>(
+        `SELECT id, cwd FROM sessions
+          WHERE cwd COLLATE "C" >= $1 AND cwd COLLATE "C" < $2 AND (cwd = $1 OR cwd COLLATE "C" >= $3)
+            AND (cwd COLLATE "C", id) > ($4, $5)
+          ORDER BY cwd COLLATE "C", id LIMIT $6`,
+        [text(dir), text(end), text(prefix), text(after.cwd), text(after.id), limit],
+      );
+    });
+    return res.rows;
+  }
+
+  async usedDirectories(dirs: string[]): Promise<string[]> {
+    if (dirs.length === 0) return [];
+    const res = await this.run((c) =>
+      c.query<{ cwd: string }>(
+        `SELECT DISTINCT cwd COLLATE "C" AS cwd FROM sessions WHERE cwd COLLATE "C" = ANY ($1::text[]) ORDER BY 1`,
+        [dirs.map(text)],
+      ),
+    );
+    return res.rows.map((r) => r.cwd);
+  }
+
+  async distinctDirectories(after: string, limit: number): Promise<string[]> {
+    const res = await this.run((c) =>
+      c.query<{ cwd: string }>(
+        `WITH RECURSIVE d (cwd) AS (
+            (SELECT cwd COLLATE "C" FROM sessions WHERE cwd COLLATE "C" > $1 ORDER BY 1 LIMIT 1)
+            UNION ALL
+            SELECT (SELECT s.cwd COLLATE "C" FROM sessions s WHERE s.cwd COLLATE "C" > d.cwd ORDER BY 1 LIMIT 1)
+              FROM d WHERE d.cwd IS NOT NULL
+          )
+          SELECT cwd FROM d WHERE cwd IS NOT NULL LIMIT $2`,
+        [text(after), Math.max(1, Math.floor(limit))],
+      ),
+    );
+    return res.rows.map((r) => r.cwd);
+  }
+
   /**
    * Pinned first, then most recently updated. With `q`, every whitespace-separated term must occur in the title
    * or in some user/assistant message of the session (prefix match on the text-search index).
@@ -280,8 +335,12 @@ export class PostgresSessionStore implements SessionStore {
         values: [...params, limit, offset],
         ...(rowMode ? { rowMode } : {}),
       });
-      const count = await c.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
-      return { rows: page.rows as R[], total: count.rows[0]?.n ?? 0 };
+      // Unfiltered, the total is the counter row the inserts and deletes keep (see the migrations).
+      const count = await c.query<{ n: string }>(
+        where === "" ? "SELECT n FROM session_counter" : `SELECT COUNT(*) AS n FROM sessions s ${where}`,
+        params,
+      );
+      return { rows: page.rows as R[], total: Number(count.rows[0]?.n ?? 0) };
     });
   }
 

@@ -140,6 +140,38 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "an index of the sessions' working directories (the sessions of a project without a scan); titles indexed " +
+      "lower-cased as LIKE compares them (a search's total counted from the title index alone)",
+    up(db) {
+      db.exec(`
+        CREATE INDEX sessions_cwd ON sessions (cwd, id);
+
+        -- The title index matched exactly what LIKE matches: SQLite's lower() and LIKE both fold ASCII letters
+        -- only, so a case-sensitive trigram index of lower(title) finds a lower-cased term exactly where LIKE does
+        -- (the default tokenizer also folds other letters, e.g. the Kelvin sign to "k", which LIKE does not).
+        -- Lower-cased through the old index's triggers, which keep working on the new index (same name).
+        DROP TRIGGER sessions_title_insert;
+        DROP TRIGGER sessions_title_update;
+        UPDATE session_titles SET title = lower(title);
+        DROP TABLE session_titles_fts;
+        CREATE VIRTUAL TABLE session_titles_fts USING fts5 (
+          title,
+          content = 'session_titles',
+          content_rowid = 'n',
+          tokenize = 'trigram case_sensitive 1'
+        );
+        INSERT INTO session_titles_fts (session_titles_fts) VALUES ('rebuild');
+        CREATE TRIGGER sessions_title_insert AFTER INSERT ON sessions BEGIN
+          INSERT INTO session_titles (session_id, title) VALUES (new.id, lower(coalesce(new.title, '')));
+        END;
+        CREATE TRIGGER sessions_title_update AFTER UPDATE OF title ON sessions BEGIN
+          UPDATE session_titles SET title = lower(coalesce(new.title, '')) WHERE session_id = new.id;
+        END;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

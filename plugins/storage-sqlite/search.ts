@@ -13,8 +13,9 @@ export interface SearchTerm {
   /** An FTS5 prefix-phrase expression, or null when the term has no indexable characters (e.g. `(`). */
   fts: string | null;
   /**
-   * A phrase for the trigram index of titles (a substring match, like `like`), or null when the term is shorter
-   * than three characters, which a trigram index cannot look up (the title is then matched with `like`).
+   * A phrase for the trigram index of titles (a substring match, exactly like `like`: the index holds the titles
+   * with ASCII letters lower-cased, and so is the phrase), or null when the term is shorter than three characters,
+   * which a trigram index cannot look up (the title is then matched with `like`).
    */
   trigram: string | null;
 }
@@ -28,7 +29,7 @@ export function searchTerms(q: string | undefined): SearchTerm[] {
     return {
       like: `%${escapeLike(w)}%`,
       fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null,
-      trigram: [...w].length >= 3 ? `"${w.replaceAll('"', '""')}"` : null,
+      trigram: [...w].length >= 3 ? `"${w.replace(/[A-Z]/g, (c) => c.toLowerCase()).replaceAll('"', '""')}"` : null,
     };
   });
 }

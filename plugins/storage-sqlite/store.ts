@@ -8,6 +8,7 @@ import type {
   ListQuery,
   MessageHit,
   NewMessage,
+  SessionDirectory,
   SessionListEntry,
   SessionRecord,
   SessionStore,
@@ -15,7 +16,7 @@ import type {
   StoredMessage,
   StoreStatus,
 } from "../../core/index.js";
-import { ApiError } from "../../core/index.js";
+import { ApiError, directoryRange } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import {
   ENTRY_COLS,
@@ -58,18 +59,21 @@ interface PageStatements {
 }
 
 /**
- * A search is answered one of two ways, chosen by a bound on its matches read from the index sizes alone (the
- * entries of its rarest term in the title and message indexes): up to LOOKUP_MAX, the matching sessions are
- * collected through the indexes, counted, looked up by id and sorted, a cost that follows the matches; beyond it,
- * or with a term too short for the title index, the list order is walked with the condition per session and the
- * total counted the same way (the plan every search took before the title index, which a common word needs: its
- * page fills within the first few sessions walked).
+ * A search's total and page. When every term can be looked up in the title index (three characters or more), the
+ * total is counted through the indexes (the title index matches exactly what the title's LIKE does; a single term
+ * counts its titles straight from it, plus the sessions only its messages match), a cost that follows the matches,
+ * never the sessions. Otherwise a bound on the matches is read from the index sizes (the entries of the rarest term
+ * in the title and message indexes). Up to LOOKUP_MAX matches, the page is collected through the indexes, looked up
+ * by id and sorted; beyond, the list order is walked with the condition per session (a common word's page fills
+ * within the first few sessions walked), and without an indexed total, the total is counted the same way.
  */
 interface ListStatements {
   lookup: PageStatements;
   lookupCount: Stmt<[Record<string, unknown>], { n: number }>;
   walk: PageStatements;
   walkCount: Stmt<[Record<string, unknown>], { n: number }>;
+  /** The total through the indexes, when every term has a trigram. */
+  indexCount?: Stmt<[Record<string, unknown>], { n: number }>;
 }
 
 /** Matches up to this many are looked up and sorted; more are met walking the list order. */
@@ -242,8 +246,23 @@ export class SqliteSessionStore implements SessionStore {
     return { sessions: pages.page.all(params).map(sessionFromRow), total };
   }
 
-  listDirectories(afterId: string, limit: number): Array<{ id: string; cwd: string }> {
-    return this.q.directories.all(afterId, limit);
+  sessionsInDirectory(
+    dir: string,
+    opts: { below: boolean; after?: SessionDirectory; limit: number },
+  ): SessionDirectory[] {
+    const limit = Math.max(1, Math.floor(opts.limit));
+    if (!opts.below) return this.q.sessionsAt.all(dir, opts.after?.id ?? "", limit);
+    const { prefix, end } = directoryRange(dir);
+    const after = opts.after ?? { cwd: "", id: "" };
+    return this.q.sessionsBelow.all({ dir, prefix, end, cwd: after.cwd, id: after.id, limit });
+  }
+
+  usedDirectories(dirs: string[]): string[] {
+    return dirs.length === 0 ? [] : this.q.usedDirectories.all(JSON.stringify(dirs));
+  }
+
+  distinctDirectories(after: string, limit: number): string[] {
+    return this.q.distinctDirectories.all({ after, limit: Math.max(1, Math.floor(limit)) });
   }
 
   /** The same listing with only the fields a summary shows: the JSON columns (usage, meta) are never read. */
@@ -288,6 +307,10 @@ export class SqliteSessionStore implements SessionStore {
     if (terms.length === 0) {
       this.sessionCount ??= stmts.walkCount.get(filter)?.n ?? 0;
       return { pages: stmts.walk, params, total: this.sessionCount };
+    }
+    if (stmts.indexCount) {
+      const total = stmts.indexCount.get(filter)?.n ?? 0;
+      return { pages: total <= LOOKUP_MAX ? stmts.lookup : stmts.walk, params, total };
     }
     if (this.matchBound(terms) <= LOOKUP_MAX) {
       return { pages: stmts.lookup, params, total: stmts.lookupCount.get(filter)?.n ?? 0 };
@@ -354,15 +377,28 @@ export class SqliteSessionStore implements SessionStore {
       const walk = pages(where);
       const counter = (sql: string) => this.db.prepare<[Record<string, unknown>], { n: number }>(sql);
       const walkCount = counter(`SELECT COUNT(*) AS n FROM sessions s ${where}`);
+      const lookupCount = terms.length > 0 ? counter(`SELECT COUNT(*) AS n FROM (${matches})`) : walkCount;
       stmts =
         terms.length > 0
-          ? {
-              lookup: pages(`WHERE s.id IN (${matches})`),
-              lookupCount: counter(`SELECT COUNT(*) AS n FROM (${matches})`),
-              walk,
-              walkCount,
-            }
-          : { lookup: walk, lookupCount: walkCount, walk, walkCount };
+          ? { lookup: pages(`WHERE s.id IN (${matches})`), lookupCount, walk, walkCount }
+          : { lookup: walk, lookupCount, walk, walkCount };
+      if (terms.length > 0 && terms.every((t) => t.trigram !== null)) {
+        const [only] = terms;
+        // One term: its titles (one count of the title index), plus the sessions whose title does not hold it but
+        // a message does (a cost that follows the message matches); no set of ids is built.
+        stmts.indexCount =
+          terms.length > 1 || !only
+            ? lookupCount
+            : counter(
+                `SELECT (SELECT COUNT(*) FROM session_titles_fts WHERE session_titles_fts MATCH @tri0)${
+                  only.fts === null
+                    ? ""
+                    : ` + (SELECT COUNT(*) FROM sessions s WHERE s.id IN (SELECT m.session_id FROM messages_fts
+                      JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @fts0)
+                      AND coalesce(s.title, '') NOT LIKE @like0 ESCAPE '\\')`
+                } AS n`,
+              );
+      }
       this.listCache.set(key, stmts);
     }
     return stmts;
@@ -611,9 +647,30 @@ function prepareStatements(db: Database.Database) {
       "SELECT COUNT(*) AS n FROM session_titles_fts WHERE session_titles_fts MATCH ?",
     ),
     messageMatches: prep<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages_fts WHERE messages_fts MATCH ?"),
-    directories: prep<[string, number], { id: string; cwd: string }>(
-      "SELECT id, cwd FROM sessions WHERE id > ? ORDER BY id LIMIT ?",
+    // The index sessions_cwd (cwd, id) answers the three directory queries: a seek per page or per directory.
+    sessionsAt: prep<[string, string, number], SessionDirectory>(
+      "SELECT id, cwd FROM sessions WHERE cwd = ? AND id > ? ORDER BY id LIMIT ?",
     ),
+    // The directory itself and everything below it: [dir, end) holds both, and names like "dir-old" that sort
+    // between the directory and its "dir/" prefix are left out by the condition.
+    sessionsBelow: prep<[object], SessionDirectory>(`SELECT id, cwd FROM sessions
+      WHERE cwd >= @dir AND cwd < @end AND (cwd = @dir OR cwd >= @prefix) AND (cwd, id) > (@cwd, @id)
+      ORDER BY cwd, id LIMIT @limit`),
+    usedDirectories: db
+      .prepare<[string], string>(
+        "SELECT DISTINCT cwd FROM sessions WHERE cwd IN (SELECT value FROM json_each(?)) ORDER BY cwd",
+      )
+      .pluck(true),
+    // A seek per directory (a loose index scan), whatever the number of sessions in each.
+    distinctDirectories: db
+      .prepare<[{ after: string; limit: number }], string>(`WITH RECURSIVE d (cwd) AS (
+          SELECT (SELECT MIN(cwd) FROM sessions WHERE cwd > @after)
+          UNION ALL
+          SELECT (SELECT MIN(s.cwd) FROM sessions s WHERE s.cwd > d.cwd) FROM d WHERE d.cwd IS NOT NULL
+          LIMIT @limit
+        )
+        SELECT cwd FROM d WHERE cwd IS NOT NULL`)
+      .pluck(true),
     insertMessage: prep<[object]>(`INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
         tool_name, thinking, client_message_id, in_context, created_at, meta, search_text, counts)
       VALUES (@session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @thinking,
