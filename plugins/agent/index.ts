@@ -22,8 +22,11 @@ import {
   TurnManager,
   TurnManagerToken,
 } from "../../core/index.js";
+import { controlActions } from "./control.js";
 import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
+import { endInterrupted } from "./recovered.js";
 import { agentRoutes } from "./routes.js";
+import { TeamTurns } from "./team.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
 const DEFAULT_MAX_ITERATIONS = 500;
@@ -128,8 +131,20 @@ export default definePlugin({
       isHidden: (abs, cwd) => deps.sandbox?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
       recovery,
     });
-    ctx.services.provide(TurnControllerToken, manager);
-    ctx.services.provide(TurnManagerToken, manager);
+    const rules = () => deps.rules;
+    // One owner per running turn when the store is shared by a team of daemons (else the manager, as it is).
+    const team = new TeamTurns(manager, {
+      ownership: () => storeOf().turnOwnership,
+      actions: controlActions(sessions, () => manager, rules),
+      durable: () => sessions().commit(),
+      endOrphan: async (id, after) => {
+        if (await hasEnd(storeOf(), id, after)) return;
+        endInterrupted(sessions(), id, "The daemon that ran this turn stopped; another daemon ended the turn.");
+      },
+      log: ctx.log,
+    });
+    ctx.services.provide(TurnControllerToken, team);
+    ctx.services.provide(TurnManagerToken, team);
     ctx.events.on("session.deleted", ({ sessionId }) => {
       manager.editors.detach(sessionId);
       manager.forget(sessionId);
@@ -156,10 +171,12 @@ export default definePlugin({
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);
-    const rules = () => deps.rules;
-    for (const route of agentRoutes(sessions, () => manager, rules)) ctx.routes.add(route);
+    for (const route of agentRoutes(sessions, () => manager, team)) ctx.routes.add(route);
+    teams.set(ctx.dataDir(), team);
   },
   async start(ctx) {
+    // A team's daemon takes commands and takeovers from the start, not from its first request.
+    teams.get(ctx.dataDir())?.join();
     const marker = markerOf(ctx.dataDir());
     const turns = readMarker(marker.file);
     if (turns.length === 0) return;
@@ -170,18 +187,14 @@ export default definePlugin({
     for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
     for (const [id, after] of latest) {
       if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
-      sessions.publish(id, {
-        type: "notice",
-        message: "The daemon stopped while this turn was running; the turn was ended.",
-      });
-      sessions.publish(id, { type: "end", reason: "aborted", recovered: true });
-      sessions.publish(id, { type: "status", status: "idle" });
+      endInterrupted(sessions, id, "The daemon stopped while this turn was running; the turn was ended.");
       ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
     }
     await sessions.commit();
     marker.write([]);
   },
   stop(ctx) {
+    teams.delete(ctx.dataDir());
     const file = join(ctx.dataDir(), MARKER);
     markers.get(file)?.close();
     markers.delete(file);
@@ -189,6 +202,8 @@ export default definePlugin({
 });
 
 const MARKER = "running.json";
+/** Each daemon's team service, by data directory (several daemons share a process in tests). */
+const teams = new Map<string, TeamTurns>();
 /** One open marker per daemon (several daemons share a process in tests), by file. */
 const markers = new Map<string, MarkerFile>();
 function markerOf(dataDir: string): MarkerFile {

@@ -10,11 +10,13 @@ const RETRY_MS = [100, 200, 500, 1000, 2000, 5000];
 
 /**
  * One statement (its own transaction): the session row's counter is bumped under the row's lock, the events get
- * the numbers after the old value, and the doorbell rings at commit. No row (the session is gone): nothing.
+ * the numbers after the old value, and the doorbell rings at commit. No row (the session is gone, or $8 is the
+ * fence of a turn lease this daemon lost): nothing.
  */
 const APPEND_SESSION = `
   WITH s AS (
-    UPDATE sessions SET event_seq_reserved = event_seq_reserved + $2 WHERE id = $1
+    UPDATE sessions SET event_seq_reserved = event_seq_reserved + $2
+    WHERE id = $1 AND ($8::bigint IS NULL OR EXISTS (SELECT 1 FROM turn_leases l WHERE l.session_id = $1 AND l.fence = $8))
     RETURNING event_seq_reserved - $2 AS base, event_seq_reserved AS last
   ), ins AS (
     INSERT INTO events (session_id, seq, ts, type, json, ephemeral)
@@ -44,6 +46,10 @@ export interface SharedEventsHost {
   /** The database's URL as it may be shown (password redacted). */
   name(): string;
   onListenError(err: Error): void;
+  /** The fence this daemon's writes of the session carry (it holds, or lost, the session's turn lease). */
+  fenceOf(sessionId: string): number | undefined;
+  /** A doorbell payload that is no event ring (the team's commands and leases), or `reconnected`. */
+  onOther(payload: string): void;
 }
 
 /** Numbering appends and the LISTEN/NOTIFY doorbell of the PostgreSQL store. */
@@ -69,6 +75,7 @@ export class PgSharedEvents implements SharedEvents {
             events.length,
             ...cols,
             events.map((e) => (e.ephemeral ? 1 : 0)),
+            this.host.fenceOf(sessionId) ?? null,
           ]),
     );
     const base = res.rows[0]?.base;
@@ -114,6 +121,7 @@ class DoorbellListener implements EventListener {
       if (n.channel !== EVENTS_CHANNEL) return;
       const r = parseRing(n.payload);
       if (r) this.ring(r);
+      else if (n.payload) this.host.onOther(n.payload);
     });
     client.on("error", (err) => this.lost(client, err));
     client.on("end", () => this.lost(client, new Error("the listening connection ended")));
@@ -132,7 +140,10 @@ class DoorbellListener implements EventListener {
     }
     this.client = client;
     this.attempt = 0;
-    if (again) this.ring({ kind: "reconnected" });
+    if (again) {
+      this.ring({ kind: "reconnected" });
+      this.host.onOther("reconnected");
+    }
   }
 
   private lost(client: Client, err: Error): void {

@@ -31,6 +31,7 @@ import {
 } from "../storage-sqlite/rows.js";
 import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from "./connection.js";
 import { migratePg } from "./migrations.js";
+import { PgTurnOwnership } from "./ownership.js";
 import { listFilter, pgTerms } from "./search.js";
 import { PgSharedEvents } from "./shared-events.js";
 
@@ -82,6 +83,14 @@ export interface PgStoreOptions {
   onIdleError?: (err: Error) => void;
   /** The listening connection was lost or could not listen again (logged; it keeps trying). */
   onListenError?: (err: Error) => void;
+  /** This daemon's id in the team (default: a new random one). */
+  daemonId?: string;
+  /** This daemon's version, shown to the team. */
+  version?: string;
+  /** How long a turn's lease lasts without renewal before another daemon takes the turn over (default 15 s). */
+  leaseTimeoutMs?: number;
+  /** The team's background work failed (logged; it is tried again). */
+  onTeamError?: (err: Error, what: string) => void;
 }
 
 /** What `/server/status` shows of the database. */
@@ -99,6 +108,7 @@ export interface PgStoreStatus {
  */
 export class PostgresSessionStore implements SessionStore {
   private readonly ready: Promise<SerialConnection>;
+  private readonly teamConn: Promise<SerialConnection>;
   private conn: SerialConnection | undefined;
   private redacted = "postgres://";
   private closed = false;
@@ -106,11 +116,24 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Events are numbered by the database and announced to every daemon (LISTEN/NOTIFY). */
   readonly sharedEvents: PgSharedEvents;
+  /** One owner per running turn: leases, commands, the team's heartbeats (on a connection of its own). */
+  readonly turnOwnership: PgTurnOwnership;
 
   constructor(opts: PgStoreOptions) {
     this.ready = this.open(opts);
     // Callers see the failure through their own call; this one only keeps it from being "unhandled".
     this.ready.catch(() => {});
+    const teamConn = this.ready.then(async () =>
+      SerialConnection.open(await opts.url, (err) => opts.onTeamError?.(err, "the team's connection was lost")),
+    );
+    teamConn.catch(() => {});
+    this.turnOwnership = new PgTurnOwnership(teamConn, {
+      daemonId: opts.daemonId,
+      version: opts.version,
+      leaseTimeoutMs: opts.leaseTimeoutMs,
+      log: opts.onTeamError,
+    });
+    this.teamConn = teamConn;
     this.sharedEvents = new PgSharedEvents(
       {
         run: (fn) => this.run(fn),
@@ -121,6 +144,8 @@ export class PostgresSessionStore implements SessionStore {
         },
         name: () => this.redacted,
         onListenError: (err) => opts.onListenError?.(err),
+        fenceOf: (id) => this.turnOwnership.fenceOf(id),
+        onOther: (payload) => this.turnOwnership.ring(payload),
       },
       text,
     );
@@ -277,13 +302,13 @@ export class PostgresSessionStore implements SessionStore {
    * dense and unique even when two daemons append at once.
    */
   async appendMessage(sessionId: string, msg: NewMessage): Promise<StoredMessage> {
-    return this.run((c) => insertMessage(c, sessionId, msg));
+    return this.run((c) => insertMessage(c, sessionId, msg, this.turnOwnership.fenceOf(sessionId)));
   }
 
   async appendMessages(sessionId: string, msgs: NewMessage[]): Promise<void> {
     if (msgs.length === 0) return;
     await this.tx(async (c) => {
-      for (const m of msgs) await insertMessage(c, sessionId, m);
+      for (const m of msgs) await insertMessage(c, sessionId, m, this.turnOwnership.fenceOf(sessionId));
     });
   }
 
@@ -472,12 +497,20 @@ export class PostgresSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.turnOwnership.close();
+    await (await this.teamConn.catch(() => undefined))?.close();
     const conn = await this.ready.catch(() => undefined);
     await conn?.close();
   }
 }
 
-async function insertMessage(c: PoolClient, sessionId: string, msg: NewMessage): Promise<StoredMessage> {
+/** `fence`: the turn lease this daemon holds (or lost) for the session; a stale one refuses the message. */
+async function insertMessage(
+  c: PoolClient,
+  sessionId: string,
+  msg: NewMessage,
+  fence: number | undefined,
+): Promise<StoredMessage> {
   const now = new Date().toISOString();
   // seq 0 is a placeholder: the statement takes the next one from the session row.
   const p = messageToParams(sessionId, 0, msg.createdAt ?? now, msg);
@@ -486,14 +519,19 @@ async function insertMessage(c: PoolClient, sessionId: string, msg: NewMessage):
   const res = await c.query<{ seq: number }>(
     `WITH s AS (
       UPDATE sessions SET msg_seq = msg_seq + 1, message_count = message_count + $2, updated_at = $3
-      WHERE id = $1 RETURNING id, msg_seq
+      WHERE id = $1 AND ($${fields.length + 4}::bigint IS NULL
+        OR EXISTS (SELECT 1 FROM turn_leases l WHERE l.session_id = $1 AND l.fence = $${fields.length + 4}))
+      RETURNING id, msg_seq
     )
     INSERT INTO messages (session_id, seq, ${fields.join(", ")})
       SELECT s.id, s.msg_seq, ${fields.map((_, i) => `$${i + 4}`).join(", ")} FROM s
     RETURNING seq`,
-    [text(sessionId), p.counts, now, ...values],
+    [text(sessionId), p.counts, now, ...values, fence ?? null],
   );
   const seq = res.rows[0]?.seq;
+  if (seq === undefined && fence !== undefined) {
+    throw ApiError.conflict("This daemon no longer owns the session's turn: another daemon took it over");
+  }
   if (seq === undefined) throw ApiError.notFound(`Session not found: ${sessionId}`);
   return messageFromRow({ ...p, seq });
 }
