@@ -2,6 +2,7 @@ import {
   ApiError,
   type ChatInput,
   type PermissionRules,
+  type SessionRecord,
   type SessionService,
   type SessionTodo,
   type TurnManager,
@@ -34,8 +35,9 @@ export interface ControlPayloads {
 
 export type ControlKind = keyof ControlPayloads;
 
+/** `rec`: the session as the route read it (a forwarded command reads it again). */
 export type ControlActions = {
-  [K in ControlKind]: (sessionId: string, payload: ControlPayloads[K]) => Promise<ControlReply>;
+  [K in ControlKind]: (sessionId: string, payload: ControlPayloads[K], rec?: SessionRecord) => Promise<ControlReply>;
 };
 
 export const CONTROL_KINDS: readonly ControlKind[] = [
@@ -59,17 +61,18 @@ export function controlActions(
   rules: () => PermissionRules | undefined,
 ): ControlActions {
   const accepted = (status: string): ControlReply => ({ status: 202, body: { ok: true, status } });
+  const read = async (id: string, rec?: SessionRecord) => rec ?? (await svc().require(id));
   return {
-    chat: async (id, input) => accepted(await turns().chat(await svc().require(id), input)),
-    steer: async (id, p) => accepted(await turns().steer(await svc().require(id), p.text, p.clientMessageId)),
-    followup: async (id, p) => accepted(await turns().followup(await svc().require(id), p.text, p.clientMessageId)),
+    chat: async (id, input, rec) => accepted(await turns().chat(await read(id, rec), input)),
+    steer: async (id, p, rec) => accepted(await turns().steer(await read(id, rec), p.text, p.clientMessageId)),
+    followup: async (id, p, rec) => accepted(await turns().followup(await read(id, rec), p.text, p.clientMessageId)),
     abort: async (id) => {
       await turns().abort(id);
       return { status: 200, body: { ok: true } };
     },
-    confirm: async (id, body) => {
-      const rec = await svc().require(id);
+    confirm: async (id, body, given) => {
       if (body.remember) {
+        const rec = await read(id, given);
         const pending = turns().pendingConfirmation(id, body.id);
         const pattern = body.remember.pattern ?? pending.suggestedRule;
         if (!pattern) throw ApiError.badRequest("remember needs a pattern: this confirmation suggests none");
@@ -98,8 +101,8 @@ export function controlActions(
       const rec = await svc().setMode(id, body.mode);
       return { status: 200, body: { ok: true, mode: rec.mode } };
     },
-    plan: async (id, body) => {
-      const rec = await svc().require(id);
+    plan: async (id, body, given) => {
+      const rec = await read(id, given);
       if (!rec.meta.planTransition) throw ApiError.conflict("No plan transition is awaiting a choice");
       if (body.kind === "continue") {
         const { planTransition: _kept, ...rest } = rec.meta;

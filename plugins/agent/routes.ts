@@ -99,18 +99,23 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager,
       errors: [500],
       responses: { 202: Accepted },
       handler: async ({ params, body }) => {
-        await svc().require(params.id);
+        const rec = await svc().require(params.id);
         const text = body.text?.trim() ?? "";
         if (!text && !body.images?.length) throw ApiError.badRequest("Empty message: give text or images");
         const budget = body.goal === true ? 25 : typeof body.goal === "number" ? body.goal : undefined;
         const clientMessageId = body.clientMessageId?.trim();
         const input = { text, ...(body.images ? { images: body.images } : {}) };
         return reply(
-          await team.control(params.id, "chat", {
-            ...input,
-            ...(clientMessageId ? { clientMessageId } : {}),
-            ...(budget !== undefined ? { budget } : {}),
-          }),
+          await team.control(
+            params.id,
+            "chat",
+            {
+              ...input,
+              ...(clientMessageId ? { clientMessageId } : {}),
+              ...(budget !== undefined ? { budget } : {}),
+            },
+            rec,
+          ),
         );
       },
     }),
@@ -141,11 +146,12 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager,
         body: MessageRequest,
         responses: { 202: Accepted },
         handler: async ({ params, body }) => {
-          await svc().require(params.id);
+          const rec = await svc().require(params.id);
           const text = body.message.trim();
           if (!text) throw ApiError.badRequest("Empty message");
           const clientMessageId = body.clientMessageId?.trim();
-          return reply(await team.control(params.id, kind, { text, ...(clientMessageId ? { clientMessageId } : {}) }));
+          const payload = { text, ...(clientMessageId ? { clientMessageId } : {}) };
+          return reply(await team.control(params.id, kind, payload, rec));
         },
       }),
     ),
@@ -187,8 +193,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager,
       errors: [409],
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
-        await svc().require(params.id);
-        return reply(await team.control(params.id, "confirm", body));
+        const rec = await svc().require(params.id);
+        return reply(await team.control(params.id, "confirm", body, rec));
       },
     }),
     defineRoute({
@@ -307,8 +313,8 @@ export function agentRoutes(svc: () => SessionService, turns: () => TurnManager,
       errors: [409],
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
-        await svc().require(params.id);
-        return reply(await team.control(params.id, "plan", body));
+        const rec = await svc().require(params.id);
+        return reply(await team.control(params.id, "plan", body, rec));
       },
     }),
   ];

@@ -77,10 +77,15 @@ export class TeamTurns implements TurnService {
   /* ---------- controls ---------- */
 
   /** A control posted to this daemon: carried out here, or by the turn's owner. */
-  async control<K extends ControlKind>(sessionId: string, kind: K, payload: ControlPayloads[K]): Promise<ControlReply> {
+  async control<K extends ControlKind>(
+    sessionId: string,
+    kind: K,
+    payload: ControlPayloads[K],
+    rec?: SessionRecord,
+  ): Promise<ControlReply> {
     const own = this.team();
-    if (!own) return this.deps.actions[kind](sessionId, payload);
-    return this.route(own, sessionId, kind, payload, false);
+    if (!own) return this.deps.actions[kind](sessionId, payload, rec);
+    return this.route(own, sessionId, kind, payload, false, rec);
   }
 
   private async route<K extends ControlKind>(
@@ -89,8 +94,9 @@ export class TeamTurns implements TurnService {
     kind: K,
     payload: ControlPayloads[K],
     forwarded: boolean,
+    rec?: SessionRecord,
   ): Promise<ControlReply> {
-    const here = () => this.deps.actions[kind](sessionId, payload);
+    const here = () => this.deps.actions[kind](sessionId, payload, rec);
     if (this.manager.status(sessionId) === "running") return here();
     if (STARTERS.has(kind)) {
       type Decision = { reply: ControlReply } | { owner: string; expired: boolean };

@@ -53,7 +53,10 @@ const TAKE_ORPHANS = `
 export class PgTurnOwnership implements TurnOwnership {
   readonly daemonId: string;
   readonly leaseTimeoutMs: number;
-  /** Fences of the leases this daemon holds; a lost one stays (its late writes stay refused) until claimed again. */
+  /**
+   * Fences of the leases this daemon holds. A lost one stays until its turn has ended here and what it published
+   * was written (refused), when the turn service releases it.
+   */
   private readonly fences = new Map<string, { fence: number; lost: boolean }>();
   private remoteLeases = new Map<string, { owner: string; startedAt: number }>();
   private live: TeamDaemon[] = [];
@@ -142,9 +145,9 @@ export class PgTurnOwnership implements TurnOwnership {
   async release(sessionId: string): Promise<void> {
     const held = this.fences.get(sessionId);
     if (!held) return;
-    // A lost lease's fence stays: whatever of its turn is still on the way to the database is refused.
-    if (held.lost) return;
     this.fences.delete(sessionId);
+    // A lost lease is not this daemon's to release; its fence was kept until the turn's last write was refused.
+    if (held.lost) return;
     await this.run(async (c) => {
       await c.query(
         `UPDATE turn_leases SET owner = NULL, last_owner = owner, expires_at = now()
