@@ -1,6 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import pg from "pg";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import {
@@ -13,8 +14,10 @@ import {
 } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
 import type { SseClient, SseFrame } from "../testing/sse.js";
+import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { gatedTool } from "./support/gated-tool.js";
 import { pgCluster } from "./support/postgres.js";
+import { sessionRecord } from "./support/session-record.js";
 
 type Json = Record<string, unknown>;
 
@@ -68,6 +71,39 @@ describe("team server: one owner per running turn", function () {
   afterEach(async () => {
     for (const s of streams.splice(0)) s.close();
     await fake.close();
+  });
+
+  it("the store: one lease at a time, and a stale fence refuses the turn's messages and events", async () => {
+    const a = new PostgresSessionStore({ url, leaseTimeoutMs: 60_000 });
+    const b = new PostgresSessionStore({ url, leaseTimeoutMs: 60_000 });
+    try {
+      await a.createSession(sessionRecord("s"));
+      const [fromA, fromB] = await Promise.all([a.turnOwnership.claim("s"), b.turnOwnership.claim("s")]);
+      expect([fromA.ok, fromB.ok].filter(Boolean)).to.have.length(1);
+      const [owner, other] = fromA.ok ? [a, b] : [b, a];
+      expect(fromA.ok ? fromB : fromA).to.deep.equal({ ok: false, owner: owner.turnOwnership.daemonId, expired: false });
+      expect(await other.turnOwnership.leaseOwner("s")).to.equal(owner.turnOwnership.daemonId);
+      const event = { ts: "t", type: "notice", head: '{"seq":', tail: "}", ephemeral: false };
+      expect(await owner.sharedEvents.append("s", [event])).to.equal(1);
+      await owner.appendMessage("s", { role: "user", content: "kept" });
+      // Another daemon gets the lease with a newer fence (what a takeover does): the old owner's writes are refused.
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query("UPDATE turn_leases SET owner = 'someone else', fence = fence + 1");
+      await admin.end();
+      expect(await owner.sharedEvents.append("s", [event])).to.equal(undefined);
+      let refused: unknown;
+      await owner.appendMessage("s", { role: "assistant", content: "late" }).catch((err: unknown) => {
+        refused = err;
+      });
+      expect(refused).to.have.property("status", 409);
+      // A daemon holding no lease of the session writes as before.
+      expect(await other.sharedEvents.append("s", [event])).to.equal(2);
+      expect((await other.readMessages("s", 0, 10)).map((m) => m.content)).to.deep.equal(["kept"]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   describe("two daemons in this process", () => {
