@@ -277,6 +277,13 @@ export interface TurnOwnership {
    * `orLast`, when no turn runs: the live daemon that ran the last one (it knows that turn's answered decisions).
    */
   leaseOwner(sessionId: string, orLast?: boolean): Promise<string | undefined>;
+  /**
+   * A daemon known to be dead (this home's previous daemon, which crashed): its leases run out now, so its turns are
+   * taken over at once, and it leaves the team.
+   */
+  forget(daemonId: string): Promise<void>;
+  /** Takes over (and has ended) now, not at the next heartbeat, the leases whose owners stopped renewing them. */
+  sweep(): Promise<void>;
   /** Lets go of the lease (after the turn's `end` is stored); no-op when not held. */
   release(sessionId: string): Promise<void>;
   /** Whether this daemon holds the session's lease. */

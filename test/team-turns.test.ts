@@ -4,6 +4,7 @@ import { expect } from "chai";
 import pg from "pg";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
+import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import {
   type ApiClient,
   type DaemonProcess,
@@ -14,7 +15,6 @@ import {
 } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, text, tools, turn } from "../testing/fake-provider.js";
 import type { SseClient, SseFrame } from "../testing/sse.js";
-import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { gatedTool } from "./support/gated-tool.js";
 import { pgCluster } from "./support/postgres.js";
 import { sessionRecord } from "./support/session-record.js";
@@ -81,7 +81,11 @@ describe("team server: one owner per running turn", function () {
       const [fromA, fromB] = await Promise.all([a.turnOwnership.claim("s"), b.turnOwnership.claim("s")]);
       expect([fromA.ok, fromB.ok].filter(Boolean)).to.have.length(1);
       const [owner, other] = fromA.ok ? [a, b] : [b, a];
-      expect(fromA.ok ? fromB : fromA).to.deep.equal({ ok: false, owner: owner.turnOwnership.daemonId, expired: false });
+      expect(fromA.ok ? fromB : fromA).to.deep.equal({
+        ok: false,
+        owner: owner.turnOwnership.daemonId,
+        expired: false,
+      });
       expect(await other.turnOwnership.leaseOwner("s")).to.equal(owner.turnOwnership.daemonId);
       const event = { ts: "t", type: "notice", head: '{"seq":', tail: "}", ephemeral: false };
       expect(await owner.sharedEvents.append("s", [event])).to.equal(1);
@@ -219,14 +223,14 @@ describe("team server: one owner per running turn", function () {
   describe("daemons as processes", () => {
     const homes: string[] = [];
     const procs: DaemonProcess[] = [];
-    const spawn = async () => {
-      const home = makeTempHome();
-      homes.push(home);
+    const spawn = async (again?: string, leaseMs = LEASE_MS) => {
+      const home = again ?? makeTempHome();
+      if (!again) homes.push(home);
       writeFileSync(
         join(home, "config.json"),
         JSON.stringify({ provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } }),
       );
-      const p = await spawnDaemon(home, { AGENTD_DATABASE_URL: url, AGENTD_LEASE_TIMEOUT_MS: LEASE_MS });
+      const p = await spawnDaemon(home, { AGENTD_DATABASE_URL: url, AGENTD_LEASE_TIMEOUT_MS: leaseMs });
       procs.push(p);
       return p;
     };
@@ -277,6 +281,29 @@ describe("team server: one owner per running turn", function () {
         const team = (await b.client.get("/server/status")).body.team as { daemons: Array<{ id: string }> };
         return team.daemons.length === 1 && team.daemons[0]?.id === b.info.instanceId;
       });
+    });
+
+    it("a daemon restarted on the home of one that was killed takes its session's chats at once", async () => {
+      // A lease far longer than the test: the restarted daemon does not wait for it to run out.
+      const first = await spawn(undefined, "600000");
+      const home = homes[0] as string;
+      const id = (await first.client.post("/sessions", {})).body.id as string;
+      const sse = await watch(first.client, `/sessions/${id}/events`);
+      fake.script(turn({ content: "half way" }, { waitFor: new Promise(() => {}) }));
+      expect((await first.client.post(`/sessions/${id}/chat`, { text: "long job" })).body.status).to.equal("started");
+      await sse.waitFor((f) => f.json?.text === "half way");
+      first.child.kill("SIGKILL");
+      await first.exited;
+      procs.splice(procs.indexOf(first), 1);
+      const second = await spawn(home, "600000");
+      const ended = await ends(second.client, id);
+      expect(ended).to.have.length(1);
+      expect(ended[0]).to.deep.include({ reason: "aborted", recovered: true });
+      const live = await watch(second.client, `/sessions/${id}/events`);
+      fake.script(text("back again"));
+      expect((await second.client.post(`/sessions/${id}/chat`, { text: "again" })).body.status).to.equal("started");
+      await live.waitFor((f) => f.json?.type === "end" && f.json.reason === "stop");
+      expect(await ends(second.client, id)).to.have.length(2);
     });
   });
 });

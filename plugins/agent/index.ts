@@ -95,7 +95,8 @@ export default definePlugin({
       // Before the turn's first event: a crash once anything of the turn is stored finds the marker.
       turnStarting(sessionId: string): number {
         const entry = ++lastEntry;
-        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId) });
+        const owner = storeOf().turnOwnership?.daemonId;
+        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId), ...(owner ? { owner } : {}) });
         writeMarker();
         return entry;
       },
@@ -175,23 +176,28 @@ export default definePlugin({
     teams.set(ctx.dataDir(), team);
   },
   async start(ctx) {
-    // A team's daemon takes commands and takeovers from the start, not from its first request.
-    teams.get(ctx.dataDir())?.join();
     const marker = markerOf(ctx.dataDir());
     const turns = readMarker(marker.file);
-    if (turns.length === 0) return;
-    const { sessions, store } = ctx.deps;
-    // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
-    // Writes are stored in order, so an `end` after its start means both turns ended; none means one `end` is owed.
-    const latest = new Map<string, number>();
-    for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
-    for (const [id, after] of latest) {
-      if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
-      endInterrupted(sessions, id, "The daemon stopped while this turn was running; the turn was ended.");
-      ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
+    if (turns.length > 0) {
+      const { sessions, store } = ctx.deps;
+      // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
+      // Writes are stored in order, so an `end` after its start means both turns ended; none means one is owed.
+      const latest = new Map<string, number>();
+      for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
+      for (const [id, after] of latest) {
+        if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
+        endInterrupted(sessions, id, "The daemon stopped while this turn was running; the turn was ended.");
+        ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
+      }
+      await sessions.commit();
+      // The crashed daemon's leases are let go of now, not when they run out: this daemon takes its chats at once.
+      const own = store.turnOwnership;
+      for (const owner of new Set(turns.map((t) => t.owner))) if (own && owner) await own.forget(owner);
+      marker.write([]);
     }
-    await sessions.commit();
-    marker.write([]);
+    // A team's daemon takes commands and takeovers from the start, not from its first request, and only once the
+    // turns its own crash left are ended (a takeover of their leases then finds their `end` stored).
+    teams.get(ctx.dataDir())?.join();
   },
   stop(ctx) {
     teams.delete(ctx.dataDir());

@@ -95,6 +95,7 @@ export class TeamTurns implements TurnService {
     payload: ControlPayloads[K],
     forwarded: boolean,
     rec?: SessionRecord,
+    retried = false,
   ): Promise<ControlReply> {
     const here = () => this.deps.actions[kind](sessionId, payload, rec);
     if (this.manager.status(sessionId) === "running") return here();
@@ -112,6 +113,9 @@ export class TeamTurns implements TurnService {
       });
       if ("reply" in decided) return decided.reply;
       if (decided.expired) {
+        // Its owner is gone: the turn is taken over and ended now, and the message tried once more.
+        await own.sweep();
+        if (!retried) return this.route(own, sessionId, kind, payload, forwarded, rec, true);
         throw new ApiError(503, "The daemon that ran this session's turn is gone; its turn is being ended, try again", {
           code: "unavailable",
         });

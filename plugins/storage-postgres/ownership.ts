@@ -66,6 +66,8 @@ export class PgTurnOwnership implements TurnOwnership {
   private ticking: Promise<void> | undefined;
   private refreshing: Promise<void> | undefined;
   private lastRenew = Date.now();
+  /** A tick was asked for while one ran: the next one follows at once. */
+  private soon = false;
   private closed = false;
   private readonly startedAt = new Date().toISOString();
 
@@ -80,6 +82,14 @@ export class PgTurnOwnership implements TurnOwnership {
       () => this.schedule(0),
       () => {},
     );
+  }
+
+  async forget(gone: string): Promise<void> {
+    if (gone === this.daemonId) return;
+    await this.run(async (c) => {
+      await c.query("UPDATE turn_leases SET expires_at = now() - interval '1 second' WHERE owner = $1", [gone]);
+      await c.query("DELETE FROM team_daemons WHERE id = $1", [gone]);
+    });
   }
 
   private async run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
@@ -204,12 +214,18 @@ export class PgTurnOwnership implements TurnOwnership {
 
   private schedule(ms: number): void {
     if (this.closed) return;
+    if (this.ticking) {
+      if (ms === 0) this.soon = true;
+      return;
+    }
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.ticking ??= this.tick().finally(() => {
+      this.ticking = this.tick().finally(() => {
         this.ticking = undefined;
-        this.schedule(Math.max(50, Math.floor(this.leaseTimeoutMs / 3)));
+        const next = this.soon ? 0 : Math.max(50, Math.floor(this.leaseTimeoutMs / 3));
+        this.soon = false;
+        this.schedule(next);
       });
     }, ms);
     this.timer.unref?.();
@@ -262,6 +278,10 @@ export class PgTurnOwnership implements TurnOwnership {
     if (!f || f.lost) return;
     f.lost = true;
     this.handlers?.lost(sessionId);
+  }
+
+  async sweep(): Promise<void> {
+    if (this.handlers) await this.takeOrphans();
   }
 
   private async takeOrphans(): Promise<void> {
