@@ -210,12 +210,17 @@ describe("team server: one owner per running turn", function () {
       ]);
       expect([fromA.status, fromB.status]).to.deep.equal([202, 202]);
       expect([fromA.body.status, fromB.body.status].sort()).to.deep.equal(["started", "steered"]);
+      // A retried steer (the same clientMessageId) posted to either daemon is taken once.
+      const steer = { message: "also this", clientMessageId: "st-1" };
+      const again = [await b.post(`/sessions/${id}/steer`, steer), await b.post(`/sessions/${id}/steer`, steer)];
+      expect(again.map((r) => r.status)).to.deep.equal([202, 202]);
+      expect(again[0]?.body.status).to.equal("steered");
       held.open();
       await onA.waitFor((f) => f.json?.type === "end");
       await onA.waitFor(idle);
       expect(await ends(a, id)).to.have.length(1);
       const users = (await b.get(`/sessions/${id}`)).body.messages.filter((m: Json) => m.role === "user");
-      expect(users.map((m: Json) => m.content).sort()).to.deep.equal(["from A", "from B"]);
+      expect(users.map((m: Json) => m.content).sort()).to.deep.equal(["also this", "from A", "from B"]);
       expect(onA.ofType("status").filter((f) => f.json.status === "running")).to.have.length(1);
     });
   });

@@ -138,7 +138,7 @@ export class TeamTurns implements TurnService {
     payload: unknown,
   ): Promise<ControlReply> {
     const cid = (payload as { clientMessageId?: string }).clientMessageId;
-    const key = cid ? `${sessionId}\u0000${kind}\u0000${cid}` : undefined;
+    const key = cid ? `${sessionId} ${kind} ${cid}` : undefined;
     const res = await own.send(owner, { sessionId, kind, payload }, key);
     if (res.status >= 400) {
       const { error, code, ...extra } = (res.body ?? {}) as { error?: string; code?: never } & Record<string, unknown>;
