@@ -11,7 +11,7 @@ import {
   type TurnOwnership,
 } from "../../core/index.js";
 import { CommandQueue } from "./commands.js";
-import type { SerialConnection } from "./connection.js";
+import { causeOf, connectionBroken, type SerialConnection } from "./connection.js";
 import { EVENTS_CHANNEL } from "./shared-events.js";
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
@@ -20,6 +20,8 @@ export interface OwnershipOptions {
   daemonId?: string;
   version?: string;
   leaseTimeoutMs?: number;
+  /** The database's URL as it may be shown (password redacted). */
+  name?: () => string;
   log?: (err: Error, what: string) => void;
 }
 
@@ -92,8 +94,14 @@ export class PgTurnOwnership implements TurnOwnership {
     });
   }
 
+  /** One call on the team's connection; a lost database is a clear 503 (as the store's own calls), never a 500. */
   private async run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    return (await this.conn).run(fn);
+    try {
+      return await (await this.conn).run(fn);
+    } catch (err) {
+      if (!connectionBroken(err)) throw err;
+      throw new ApiError(503, `the database ${this.opts.name?.() ?? ""} is unavailable: ${causeOf(err)}`);
+    }
   }
 
   serve(handlers: OwnershipHandlers): void {

@@ -131,6 +131,7 @@ export class PostgresSessionStore implements SessionStore {
       daemonId: opts.daemonId,
       version: opts.version,
       leaseTimeoutMs: opts.leaseTimeoutMs,
+      name: () => this.redacted,
       log: opts.onTeamError,
     });
     this.teamConn = teamConn;
