@@ -170,6 +170,12 @@ export interface SessionStore {
    */
   documents?: DocumentStore;
 
+  /**
+   * Optional: who runs a session's turn when several daemons share the store (see {@link TurnOwnership}). Without
+   * it (SQLite, one daemon) every turn runs where it was started and nothing is leased.
+   */
+  turnOwnership?: TurnOwnership;
+
   /** Optional: what the store is and whether it is reachable (`/server/status`). */
   status?(): StoreStatus;
 
@@ -217,7 +223,8 @@ export interface SharedEvents {
    * Appends events to a session's log (or to the feed, `sessionId` null) and numbers them densely after the last
    * number given, under the session's (the feed's) row lock, in the appending transaction; after the commit it
    * rings the doorbell with the log's last number. Resolves to the first number given, or undefined when the
-   * session does not exist (deleted meanwhile).
+   * session does not exist (deleted meanwhile) or the events belong to a turn whose lease this daemon lost (see
+   * {@link TurnOwnership}: they are refused).
    */
   append(sessionId: string | null, events: UnnumberedEvent[]): Promise<number | undefined>;
   /**
@@ -225,6 +232,95 @@ export interface SharedEvents {
    * lost, and after a connection was lost `reconnected` says that any may have been; the reader reads the rows.
    */
   listen(ring: (r: EventRing) => void): EventListener;
+}
+
+/** The outcome of asking for a session's turn lease. */
+export type LeaseClaim =
+  | { ok: true; fence: number }
+  /** Another daemon holds it; `expired` when its lease ran out (the owner is gone: a takeover is due). */
+  | { ok: false; owner: string; expired: boolean };
+
+/** A turn whose owner is gone, its lease now held by this daemon (`fence`) until the turn is ended and released. */
+export interface OrphanedTurn {
+  sessionId: string;
+  /** The daemon that ran it. */
+  owner: string;
+  /** The session's last event number when the turn started: an `end` after it means the turn did end. */
+  afterSeq: number;
+}
+
+/** Turn control posted to a daemon that does not own the turn, for the owner to carry out. */
+export interface TurnCommand {
+  sessionId: string;
+  kind: string;
+  payload: unknown;
+}
+
+/** The owner's answer to a command: the HTTP status and body it would have answered itself. */
+export interface TurnCommandResult {
+  status: number;
+  body: unknown;
+}
+
+/** A live daemon of the team (its heartbeat is younger than the lease timeout). */
+export interface TeamDaemon {
+  id: string;
+  host: string;
+  version: string;
+  lastHeartbeat: string;
+}
+
+/** What this daemon does for the team: the owner's side of leases and commands. */
+export interface OwnershipHandlers {
+  /** This daemon lost the lease of a turn it runs (it could not renew it in time, or it was taken over): stop it. */
+  lost(sessionId: string): void;
+  /** A gone daemon's turn, now leased to this daemon: end it, then {@link TurnOwnership.release} it. */
+  orphaned(turn: OrphanedTurn): Promise<void>;
+  /** A command for this daemon, taken from the queue once: carry it out. */
+  command(cmd: TurnCommand): Promise<TurnCommandResult>;
+}
+
+/**
+ * One owner per running turn in a team of daemons on one database. The owner holds a lease row with a fencing
+ * counter and renews it while the turn runs; the store refuses the turn's writes (messages, events) from a daemon
+ * whose fence is stale. Control posted elsewhere reaches the owner through {@link send}. A lease that is not renewed
+ * within `leaseTimeoutMs` (the owner died or lost the database) is taken over by another daemon, which ends the turn.
+ */
+export interface TurnOwnership {
+  /** This daemon's id in the team. */
+  readonly daemonId: string;
+  readonly leaseTimeoutMs: number;
+  /** Starts taking commands and orphaned turns (called once, by whoever runs turns). */
+  serve(handlers: OwnershipHandlers): void;
+  /** Takes the session's turn lease for this daemon (already held: the same fence). */
+  claim(sessionId: string): Promise<LeaseClaim>;
+  /**
+   * The daemon whose live (not expired) lease names the session's running turn, read from the database. With
+   * `orLast`, when no turn runs: the live daemon that ran the last one (it knows that turn's answered decisions).
+   */
+  leaseOwner(sessionId: string, orLast?: boolean): Promise<string | undefined>;
+  /**
+   * A daemon known to be dead (this home's previous daemon, which crashed): its leases run out now, so its turns are
+   * taken over at once, and it leaves the team.
+   */
+  forget(daemonId: string): Promise<void>;
+  /** Takes over (and has ended) now, not at the next heartbeat, the leases whose owners stopped renewing them. */
+  sweep(): Promise<void>;
+  /** Lets go of the lease (after the turn's `end` is stored); no-op when not held. */
+  release(sessionId: string): Promise<void>;
+  /** Whether this daemon holds the session's lease. */
+  holds(sessionId: string): boolean;
+  /** From memory: the daemon and start (epoch ms) of another daemon's live lease of the session, if any. */
+  remote(sessionId: string): { owner: string; startedAt: number } | undefined;
+  /** From memory: sessions whose turn runs on another daemon. */
+  remoteRunning(): string[];
+  /**
+   * Posts a command to the daemon `owner` and resolves with its result once the owner has taken and answered it.
+   * `key` makes a retry the same command. Rejects with a 503 when the owner does not take it in time.
+   */
+  send(owner: string, cmd: TurnCommand, key?: string): Promise<TurnCommandResult>;
+  /** From memory (refreshed by the heartbeat): the team's live daemons. */
+  daemons(): TeamDaemon[];
 }
 
 export const SessionStoreToken = createToken<SessionStore>("session-store");

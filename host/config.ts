@@ -59,7 +59,14 @@ export const ConfigSchema = T.Object(
     hooks: T.Optional(T.Object({}, { additionalProperties: true })),
     /** The team server's database (AGENTD_DATABASE_URL wins): sessions live there instead of <home>/agentd.db. */
     database: T.Optional(
-      T.Object({ url: T.Optional(T.String({ pattern: "^postgres(ql)?://" })) }, { additionalProperties: false }),
+      T.Object(
+        {
+          url: T.Optional(T.String({ pattern: "^postgres(ql)?://" })),
+          /** A turn's lease: a daemon that stops renewing it for this long has its turn taken over (default 15 s). */
+          leaseTimeoutMs: T.Optional(T.Integer({ minimum: 300, maximum: 600_000 })),
+        },
+        { additionalProperties: false },
+      ),
     ),
     sandbox: T.Optional(SandboxConfigSchema),
     permissions: T.Optional(PermissionsConfigSchema),

@@ -155,7 +155,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     bus,
     log,
     home,
-    ...storageChoice(cfg, env),
+    ...storageChoice(cfg, env, { daemonId: instanceId, version: VERSION }),
     granted: cfg.pluginCapabilities ?? {},
   };
   const pluginHost = new PluginHost(hostOptions);
@@ -196,6 +196,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     sseClients: () => hub.size,
     sseQueuedBytes: () => hub.queuedBytes,
     database: () => services.get(SessionStoreToken).status?.() ?? { kind: "custom", connected: true },
+    team: () => services.get(SessionStoreToken).turnOwnership,
   };
   const runningCount = () => sessions().turnController.running().length;
   const sandbox = () => services.tryGet(SandboxToken)?.status();
@@ -352,12 +353,18 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
 function storageChoice(
   cfg: LoadedConfig["config"],
   env: NodeJS.ProcessEnv,
+  team: { daemonId: string; version: string },
 ): { options: Record<string, object>; disabled: string[] } {
   const options = (cfg.pluginOptions ?? {}) as Record<string, object>;
   const disabled = cfg.disabledPlugins ?? [];
   const url = env.AGENTD_DATABASE_URL || cfg.database?.url;
   if (!url) return { options, disabled: [...disabled, "storage-postgres"] };
-  return { options: { ...options, "storage-postgres": { url } }, disabled: [...disabled, "storage-sqlite"] };
+  // The team's lease timeout (a dead owner's turn is taken over after it): AGENTD_LEASE_TIMEOUT_MS wins.
+  const fromEnv = Number(env.AGENTD_LEASE_TIMEOUT_MS);
+  const leaseTimeoutMs =
+    env.AGENTD_LEASE_TIMEOUT_MS && Number.isInteger(fromEnv) && fromEnv >= 300 ? fromEnv : cfg.database?.leaseTimeoutMs;
+  const pgOptions = { url, ...team, ...(leaseTimeoutMs !== undefined ? { leaseTimeoutMs } : {}) };
+  return { options: { ...options, "storage-postgres": pgOptions }, disabled: [...disabled, "storage-sqlite"] };
 }
 
 function brokenSource(spec: string, message: string): PluginSource {

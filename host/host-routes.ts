@@ -5,7 +5,7 @@ import type { SandboxStatus } from "../core/sandbox.js";
 import { SessionIdParams } from "../core/schemas.js";
 import { searchEngine } from "../core/search/engine.js";
 import type { SessionService } from "../core/session-service.js";
-import type { StoreStatus } from "../core/store.js";
+import type { StoreStatus, TurnOwnership } from "../core/store.js";
 import { SessionEventSchema } from "../core/wire-events.js";
 import { streamFeed, streamSession } from "./http/event-streams.js";
 import type { PluginStatus } from "./loader.js";
@@ -22,6 +22,8 @@ export interface HostInfo {
   sseClients(): number;
   sseQueuedBytes(): number;
   database(): StoreStatus;
+  /** The team of daemons on the store's database, when it is shared (PostgreSQL). */
+  team(): TurnOwnership | undefined;
 }
 
 const PluginStatusSchema = T.Object(
@@ -67,6 +69,29 @@ const DaemonStatusSchema = T.Object(
         connected: T.Boolean({ description: "The last use of the database succeeded" }),
       },
       { title: "DatabaseStatus" },
+    ),
+    team: T.Optional(
+      T.Object(
+        {
+          daemonId: T.String({ description: "This daemon's id in the team (the instanceId)" }),
+          leaseTimeoutMs: T.Integer({
+            description: "A daemon that stops renewing its turns' leases this long has them taken over",
+          }),
+          daemons: T.Array(
+            T.Object(
+              {
+                id: T.String(),
+                host: T.String(),
+                version: T.String(),
+                lastHeartbeat: T.String({ format: "date-time" }),
+              },
+              { title: "TeamDaemon" },
+            ),
+            { description: "The live daemons on the database (a heartbeat within the lease timeout), this one too" },
+          ),
+        },
+        { title: "TeamStatus", description: "Present when several daemons can share the database (PostgreSQL)" },
+      ),
     ),
     sessions: T.Object({ running: T.Integer() }),
     sseClients: T.Integer(),
@@ -176,6 +201,7 @@ export function hostRoutes(
             apiVersion: "1.0.0",
             instanceId: info.instanceId,
             database: info.database(),
+            ...teamStatus(info.team()),
             sessions: { running: running() },
             sseClients: info.sseClients(),
             sseQueuedBytes: info.sseQueuedBytes(),
@@ -230,4 +256,9 @@ export function hostRoutes(
       },
     }),
   ];
+}
+
+function teamStatus(own: TurnOwnership | undefined) {
+  if (!own) return {};
+  return { team: { daemonId: own.daemonId, leaseTimeoutMs: own.leaseTimeoutMs, daemons: own.daemons() } };
 }

@@ -724,6 +724,7 @@ export interface components {
       /** @description This daemon's id (also among the daemons of a team on one database) */
       instanceId: string;
       database: components["schemas"]["DatabaseStatus"];
+      team?: components["schemas"]["TeamStatus"];
       sessions: {
         running: number;
       };
@@ -1870,6 +1871,26 @@ export interface components {
       /** @description The completed composer text */
       value: string;
       label: string;
+    };
+    /** TeamDaemon */
+    TeamDaemon: {
+      id: string;
+      host: string;
+      version: string;
+      /** Format: date-time */
+      lastHeartbeat: string;
+    };
+    /**
+     * TeamStatus
+     * @description Present when several daemons can share the database (PostgreSQL)
+     */
+    TeamStatus: {
+      /** @description This daemon's id in the team (the instanceId) */
+      daemonId: string;
+      /** @description A daemon that stops renewing its turns' leases this long has them taken over */
+      leaseTimeoutMs: number;
+      /** @description The live daemons on the database (a heartbeat within the lease timeout), this one too */
+      daemons: components["schemas"]["TeamDaemon"][];
     };
     /** Theme */
     Theme: {

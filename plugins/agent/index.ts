@@ -22,8 +22,11 @@ import {
   TurnManager,
   TurnManagerToken,
 } from "../../core/index.js";
+import { controlActions } from "./control.js";
 import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
+import { endInterrupted } from "./recovered.js";
 import { agentRoutes } from "./routes.js";
+import { TeamTurns } from "./team.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
 const DEFAULT_MAX_ITERATIONS = 500;
@@ -92,7 +95,8 @@ export default definePlugin({
       // Before the turn's first event: a crash once anything of the turn is stored finds the marker.
       turnStarting(sessionId: string): number {
         const entry = ++lastEntry;
-        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId) });
+        const owner = storeOf().turnOwnership?.daemonId;
+        running.set(entry, { id: sessionId, after: sessions().lastSeq(sessionId), ...(owner ? { owner } : {}) });
         writeMarker();
         return entry;
       },
@@ -128,8 +132,20 @@ export default definePlugin({
       isHidden: (abs, cwd) => deps.sandbox?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
       recovery,
     });
-    ctx.services.provide(TurnControllerToken, manager);
-    ctx.services.provide(TurnManagerToken, manager);
+    const rules = () => deps.rules;
+    // One owner per running turn when the store is shared by a team of daemons (else the manager, as it is).
+    const team = new TeamTurns(manager, {
+      ownership: () => storeOf().turnOwnership,
+      actions: controlActions(sessions, () => manager, rules),
+      durable: () => sessions().commit(),
+      endOrphan: async (id, after) => {
+        if (await hasEnd(storeOf(), id, after)) return;
+        endInterrupted(sessions(), id, "The daemon that ran this turn stopped; another daemon ended the turn.");
+      },
+      log: ctx.log,
+    });
+    ctx.services.provide(TurnControllerToken, team);
+    ctx.services.provide(TurnManagerToken, team);
     ctx.events.on("session.deleted", ({ sessionId }) => {
       manager.editors.detach(sessionId);
       manager.forget(sessionId);
@@ -156,32 +172,35 @@ export default definePlugin({
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);
-    const rules = () => deps.rules;
-    for (const route of agentRoutes(sessions, () => manager, rules)) ctx.routes.add(route);
+    for (const route of agentRoutes(sessions, () => manager, team)) ctx.routes.add(route);
+    teams.set(ctx.dataDir(), team);
   },
   async start(ctx) {
     const marker = markerOf(ctx.dataDir());
     const turns = readMarker(marker.file);
-    if (turns.length === 0) return;
-    const { sessions, store } = ctx.deps;
-    // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
-    // Writes are stored in order, so an `end` after its start means both turns ended; none means one `end` is owed.
-    const latest = new Map<string, number>();
-    for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
-    for (const [id, after] of latest) {
-      if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
-      sessions.publish(id, {
-        type: "notice",
-        message: "The daemon stopped while this turn was running; the turn was ended.",
-      });
-      sessions.publish(id, { type: "end", reason: "aborted", recovered: true });
-      sessions.publish(id, { type: "status", status: "idle" });
-      ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
+    if (turns.length > 0) {
+      const { sessions, store } = ctx.deps;
+      // A session named twice (a turn's `end` was being stored when its next turn began): the later turn decides.
+      // Writes are stored in order, so an `end` after its start means both turns ended; none means one is owed.
+      const latest = new Map<string, number>();
+      for (const { id, after } of turns) latest.set(id, Math.max(after, latest.get(id) ?? after));
+      for (const [id, after] of latest) {
+        if (!(await sessions.find(id)) || (await hasEnd(store, id, after))) continue;
+        endInterrupted(sessions, id, "The daemon stopped while this turn was running; the turn was ended.");
+        ctx.log.warn({ sessionId: id }, "ended a turn interrupted by a daemon crash");
+      }
+      await sessions.commit();
+      // The crashed daemon's leases are let go of now, not when they run out: this daemon takes its chats at once.
+      const own = store.turnOwnership;
+      for (const owner of new Set(turns.map((t) => t.owner))) if (own && owner) await own.forget(owner);
+      marker.write([]);
     }
-    await sessions.commit();
-    marker.write([]);
+    // A team's daemon takes commands and takeovers from the start, not from its first request, and only once the
+    // turns its own crash left are ended (a takeover of their leases then finds their `end` stored).
+    teams.get(ctx.dataDir())?.join();
   },
   stop(ctx) {
+    teams.delete(ctx.dataDir());
     const file = join(ctx.dataDir(), MARKER);
     markers.get(file)?.close();
     markers.delete(file);
@@ -189,6 +208,8 @@ export default definePlugin({
 });
 
 const MARKER = "running.json";
+/** Each daemon's team service, by data directory (several daemons share a process in tests). */
+const teams = new Map<string, TeamTurns>();
 /** One open marker per daemon (several daemons share a process in tests), by file. */
 const markers = new Map<string, MarkerFile>();
 function markerOf(dataDir: string): MarkerFile {

@@ -5,6 +5,8 @@ import { dirname } from "node:path";
 export interface RunningTurn {
   id: string;
   after: number;
+  /** The team id of the daemon that ran it, when its store is shared (its leases are let go at the next start). */
+  owner?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export function readMarker(file: string): RunningTurn[] {
     if (typeof x === "string") out.push({ id: x, after: 0 });
     else if (x && typeof x === "object" && typeof x.id === "string") {
       const after = Number.isSafeInteger(x.after) && x.after >= 0 ? (x.after as number) : 0;
-      out.push({ id: x.id, after });
+      out.push({ id: x.id, after, ...(typeof x.owner === "string" ? { owner: x.owner as string } : {}) });
     }
   }
   return out;

@@ -3,14 +3,13 @@ import {
   ApiError,
   defineRoute,
   OkSchema,
-  type PermissionRules,
   SessionIdParams,
   type SessionService,
-  type SessionTodo,
   T,
   type TurnManager,
 } from "../../core/index.js";
-import { openPlanSteps } from "./tools.js";
+import type { ControlReply } from "./control.js";
+import type { TeamTurns } from "./team.js";
 
 const MAX_IMAGES = 6;
 const MAX_IMAGE_CHARS = 4 * 1024 * 1024;
@@ -77,14 +76,14 @@ const RememberSchema = T.Object(
   },
 );
 
-export function agentRoutes(
-  svc: () => SessionService,
-  turns: () => TurnManager,
-  rules: () => PermissionRules | undefined,
-): AnyRoute[] {
+/**
+ * The turn routes. The controls (chat, steer, follow-up, abort, confirmations, questions, mode, plan transitions)
+ * go through `team`: carried out here, or on the daemon that runs the session's turn (a team on one database).
+ */
+export function agentRoutes(svc: () => SessionService, turns: () => TurnManager, team: TeamTurns): AnyRoute[] {
   const tags = ["turns"];
   const idle = (id: string, what: string) => {
-    if (turns().status(id) === "running")
+    if (team.status(id) === "running")
       throw ApiError.conflict(`A turn is running; abort it before ${what}`, { code: "turn_running" });
   };
   return [
@@ -104,13 +103,20 @@ export function agentRoutes(
         const text = body.text?.trim() ?? "";
         if (!text && !body.images?.length) throw ApiError.badRequest("Empty message: give text or images");
         const budget = body.goal === true ? 25 : typeof body.goal === "number" ? body.goal : undefined;
-        const status = await turns().chat(rec, {
-          text,
-          images: body.images,
-          clientMessageId: body.clientMessageId?.trim(),
-          budget,
-        });
-        return { status: 202, body: { ok: true as const, status } };
+        const clientMessageId = body.clientMessageId?.trim();
+        const input = { text, ...(body.images ? { images: body.images } : {}) };
+        return reply(
+          await team.control(
+            params.id,
+            "chat",
+            {
+              ...input,
+              ...(clientMessageId ? { clientMessageId } : {}),
+              ...(budget !== undefined ? { budget } : {}),
+            },
+            rec,
+          ),
+        );
       },
     }),
     defineRoute({
@@ -123,8 +129,7 @@ export function agentRoutes(
       responses: { 200: OkSchema },
       handler: async ({ params }) => {
         await svc().require(params.id);
-        await turns().abort(params.id);
-        return { body: { ok: true as const } };
+        return reply(await team.control(params.id, "abort", {}));
       },
     }),
     ...(["steer", "followup"] as const).map((kind) =>
@@ -144,8 +149,9 @@ export function agentRoutes(
           const rec = await svc().require(params.id);
           const text = body.message.trim();
           if (!text) throw ApiError.badRequest("Empty message");
-          const status = await turns()[kind](rec, text, body.clientMessageId?.trim());
-          return { status: 202, body: { ok: true as const, status } };
+          const clientMessageId = body.clientMessageId?.trim();
+          const payload = { text, ...(clientMessageId ? { clientMessageId } : {}) };
+          return reply(await team.control(params.id, kind, payload, rec));
         },
       }),
     ),
@@ -169,8 +175,7 @@ export function agentRoutes(
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
         await svc().require(params.id);
-        turns().answerQuestion(params.id, body.values);
-        return { status: 202, body: { ok: true as const } };
+        return reply(await team.control(params.id, "question", body));
       },
     }),
     defineRoute({
@@ -189,25 +194,7 @@ export function agentRoutes(
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
         const rec = await svc().require(params.id);
-        if (body.remember) {
-          const pending = turns().pendingConfirmation(params.id, body.id);
-          const pattern = body.remember.pattern ?? pending.suggestedRule;
-          if (!pattern) throw ApiError.badRequest("remember needs a pattern: this confirmation suggests none");
-          const store = rules();
-          if (!store)
-            throw ApiError.conflict("Approval rules are not available (the permissions plugin is not loaded)");
-          // Saved first: the command runs (or is refused) only once its rule is on disk.
-          await store.add({
-            scope: body.remember.scope,
-            action: body.allow ? "allow" : "deny",
-            pattern,
-            cwd: rec.cwd,
-            sessionId: rec.id,
-            unsandboxed: pending.reasons?.includes("not sandboxed") === true,
-          });
-        }
-        turns().answerConfirmation(params.id, body.id, body.allow);
-        return { status: 202, body: { ok: true as const } };
+        return reply(await team.control(params.id, "confirm", body, rec));
       },
     }),
     defineRoute({
@@ -291,9 +278,7 @@ export function agentRoutes(
       },
       handler: async ({ params, body }) => {
         await svc().require(params.id);
-        idle(params.id, "changing the mode");
-        const rec = await svc().setMode(params.id, body.mode);
-        return { body: { ok: true as const, mode: rec.mode } };
+        return reply(await team.control(params.id, "mode", body));
       },
     }),
     defineRoute({
@@ -334,27 +319,13 @@ export function agentRoutes(
       responses: { 202: OkSchema },
       handler: async ({ params, body }) => {
         const rec = await svc().require(params.id);
-        const pending = rec.meta.planTransition;
-        if (!pending) throw ApiError.conflict("No plan transition is awaiting a choice");
-        if (body.kind === "continue") {
-          const { planTransition: _kept, ...rest } = rec.meta;
-          await svc().update(rec.id, { meta: rest });
-          svc().publish(rec.id, { type: "decision_state" });
-          return { status: 202, body: { ok: true as const } };
-        }
-        const steps = openPlanSteps(`${rec.cwd}/.agentd/plans/${rec.id}`);
-        const todos: SessionTodo[] = steps.map((content) => ({
-          content,
-          status: "pending",
-          priority: "medium",
-          planStep: true,
-        }));
-        const { planTransition: _done, ...meta } = rec.meta;
-        await svc().update(rec.id, { meta: { ...meta, todos } });
-        svc().publish(rec.id, { type: "decision_state" });
-        svc().publish(rec.id, { type: "todos_updated", todos });
-        return { status: 202, body: { ok: true as const } };
+        return reply(await team.control(params.id, "plan", body, rec));
       },
     }),
   ];
+}
+
+/** A control's reply as the route answers it (its schema is the route's response). */
+function reply(r: ControlReply): { status: number; body: never } {
+  return { status: r.status, body: r.body as never };
 }

@@ -16,12 +16,24 @@ export default definePlugin({
     description: "Sessions, message history, events and full-text search in PostgreSQL (database.url)",
     provides: [SessionStoreToken.id],
     capabilities: ["storage", "network"],
-    configSchema: T.Object({ url: T.String({ minLength: 1 }) }, { additionalProperties: false }),
+    configSchema: T.Object(
+      {
+        url: T.String({ minLength: 1 }),
+        daemonId: T.Optional(T.String({ minLength: 1 })),
+        version: T.Optional(T.String()),
+        leaseTimeoutMs: T.Optional(T.Integer({ minimum: 300 })),
+      },
+      { additionalProperties: false },
+    ),
   },
   deps: {},
   register(ctx) {
     const store = new PostgresSessionStore({
       url: ctx.options.url,
+      daemonId: ctx.options.daemonId,
+      version: ctx.options.version,
+      leaseTimeoutMs: ctx.options.leaseTimeoutMs,
+      onTeamError: (err, what) => ctx.log.warn({ reason: err.message }, what),
       onIdleError: (err) => ctx.log.warn({ reason: err.message }, "the database connection was lost; reconnecting"),
       onListenError: (err) =>
         ctx.log.warn({ reason: err.message }, "the database's listening connection was lost; listening again"),

@@ -122,6 +122,48 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    description: "the team: daemons' heartbeats, one lease per running turn, commands for a turn's owner",
+    sql: `
+      -- One row per live daemon, renewed by its heartbeat; a row whose heartbeat is older than the lease timeout
+      -- names a daemon that is gone.
+      CREATE TABLE team_daemons (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        host TEXT NOT NULL,
+        version TEXT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        heartbeat_at TIMESTAMPTZ NOT NULL
+      );
+      -- The owner of a session's running turn. The row outlives the turn (owner NULL once released): its fence only
+      -- grows, so a write that carries an older fence is refused whoever holds the lease now.
+      CREATE TABLE turn_leases (
+        session_id TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        owner TEXT COLLATE "C",
+        -- the daemon that ran the last turn (it alone knows that turn's answered confirmations)
+        last_owner TEXT COLLATE "C",
+        fence BIGINT NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        -- the session's last event number when the turn started (a takeover looks for its end after it)
+        after_seq BIGINT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX turn_leases_owned ON turn_leases (owner) WHERE owner IS NOT NULL;
+      -- Turn control posted to a daemon that does not own the turn, for the owner to take (SKIP LOCKED) and answer.
+      CREATE TABLE turn_commands (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        idem_key TEXT COLLATE "C" NOT NULL UNIQUE,
+        target TEXT COLLATE "C" NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        claimed_at TIMESTAMPTZ,
+        result TEXT,
+        done_at TIMESTAMPTZ
+      );
+      CREATE INDEX turn_commands_open ON turn_commands (target, id) WHERE claimed_at IS NULL;
+    `,
+  },
+  {
     description: "the daemons' documents: settings, approval rules, trust decisions",
     sql: `
       CREATE TABLE documents (

@@ -7,11 +7,13 @@ export const EVENTS_CHANNEL = "agentd_events";
 
 /**
  * One statement (its own transaction): the session row's counter is bumped under the row's lock, the events get
- * the numbers after the old value, and the doorbell rings at commit. No row (the session is gone): nothing.
+ * the numbers after the old value, and the doorbell rings at commit. No row (the session is gone, or $8 is the
+ * fence of a turn lease this daemon lost): nothing.
  */
 const APPEND_SESSION = `
   WITH s AS (
-    UPDATE sessions SET event_seq_reserved = event_seq_reserved + $2 WHERE id = $1
+    UPDATE sessions SET event_seq_reserved = event_seq_reserved + $2
+    WHERE id = $1 AND ($8::bigint IS NULL OR EXISTS (SELECT 1 FROM turn_leases l WHERE l.session_id = $1 AND l.fence = $8))
     RETURNING event_seq_reserved - $2 AS base, event_seq_reserved AS last
   ), ins AS (
     INSERT INTO events (session_id, seq, ts, type, json, ephemeral)
@@ -37,6 +39,10 @@ const APPEND_FEED = `
 export interface SharedEventsHost {
   run<T>(fn: (c: PoolClient) => Promise<T>): Promise<T>;
   doorbell: Doorbell;
+  /** The fence this daemon's writes of the session carry (it holds, or lost, the session's turn lease). */
+  fenceOf(sessionId: string): number | undefined;
+  /** A doorbell payload that is no event ring (the team's commands and leases), or `reconnected`. */
+  onOther(payload: string): void;
 }
 
 /** Numbering appends and the LISTEN/NOTIFY doorbell of the PostgreSQL store. */
@@ -62,6 +68,7 @@ export class PgSharedEvents implements SharedEvents {
             events.length,
             ...cols,
             events.map((e) => (e.ephemeral ? 1 : 0)),
+            this.host.fenceOf(sessionId) ?? null,
           ]),
     );
     const base = res.rows[0]?.base;
@@ -74,8 +81,12 @@ export class PgSharedEvents implements SharedEvents {
       payload: (text) => {
         const r = parseRing(text);
         if (r) ring(r);
+        else if (text) this.host.onOther(text);
       },
-      reconnected: () => ring({ kind: "reconnected" }),
+      reconnected: () => {
+        ring({ kind: "reconnected" });
+        this.host.onOther("reconnected");
+      },
     };
     const doorbell = this.host.doorbell;
     return { ready: doorbell.subscribe(sub), close: async () => doorbell.unsubscribe(sub) };

@@ -35,6 +35,7 @@ import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from
 import { PgDocuments } from "./documents.js";
 import { Doorbell } from "./doorbell.js";
 import { migratePg } from "./migrations.js";
+import { PgTurnOwnership } from "./ownership.js";
 import { listFilter, pgTerms } from "./search.js";
 import { PgSharedEvents } from "./shared-events.js";
 
@@ -88,6 +89,14 @@ export interface PgStoreOptions {
   onListenError?: (err: Error) => void;
   /** false: the daemon's documents stay files in its home (the test harness's per-daemon databases). */
   documents?: boolean;
+  /** This daemon's id in the team (default: a new random one). */
+  daemonId?: string;
+  /** This daemon's version, shown to the team. */
+  version?: string;
+  /** How long a turn's lease lasts without renewal before another daemon takes the turn over (default 15 s). */
+  leaseTimeoutMs?: number;
+  /** The team's background work failed (logged; it is tried again). */
+  onTeamError?: (err: Error, what: string) => void;
 }
 
 /** What `/server/status` shows of the database. */
@@ -105,6 +114,7 @@ export interface PgStoreStatus {
  */
 export class PostgresSessionStore implements SessionStore {
   private readonly ready: Promise<SerialConnection>;
+  private readonly teamConn: Promise<SerialConnection>;
   private conn: SerialConnection | undefined;
   private redacted = "postgres://";
   private closed = false;
@@ -116,6 +126,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly documents: PgDocuments | undefined;
   /** The daemon's one listening connection (the event log's and the documents' doorbell). */
   private readonly doorbell: Doorbell;
+  /** One owner per running turn: leases, commands, the team's heartbeats (on a connection of its own). */
+  readonly turnOwnership: PgTurnOwnership;
 
   constructor(opts: PgStoreOptions) {
     this.ready = this.open(opts);
@@ -130,7 +142,27 @@ export class PostgresSessionStore implements SessionStore {
       name: () => this.redacted,
       onListenError: (err) => opts.onListenError?.(err),
     });
-    this.sharedEvents = new PgSharedEvents({ run: (fn) => this.run(fn), doorbell: this.doorbell }, text);
+    const teamConn = this.ready.then(async () =>
+      SerialConnection.open(await opts.url, (err) => opts.onTeamError?.(err, "the team's connection was lost")),
+    );
+    teamConn.catch(() => {});
+    this.turnOwnership = new PgTurnOwnership(teamConn, {
+      daemonId: opts.daemonId,
+      version: opts.version,
+      leaseTimeoutMs: opts.leaseTimeoutMs,
+      name: () => this.redacted,
+      log: opts.onTeamError,
+    });
+    this.teamConn = teamConn;
+    this.sharedEvents = new PgSharedEvents(
+      {
+        run: (fn) => this.run(fn),
+        doorbell: this.doorbell,
+        fenceOf: (id) => this.turnOwnership.fenceOf(id),
+        onOther: (payload) => this.turnOwnership.ring(payload),
+      },
+      text,
+    );
     this.documents =
       opts.documents === false
         ? undefined
@@ -351,13 +383,13 @@ export class PostgresSessionStore implements SessionStore {
    * dense and unique even when two daemons append at once.
    */
   async appendMessage(sessionId: string, msg: NewMessage): Promise<StoredMessage> {
-    return this.run((c) => insertMessage(c, sessionId, msg));
+    return this.run((c) => insertMessage(c, sessionId, msg, this.turnOwnership.fenceOf(sessionId)));
   }
 
   async appendMessages(sessionId: string, msgs: NewMessage[]): Promise<void> {
     if (msgs.length === 0) return;
     await this.tx(async (c) => {
-      for (const m of msgs) await insertMessage(c, sessionId, m);
+      for (const m of msgs) await insertMessage(c, sessionId, m, this.turnOwnership.fenceOf(sessionId));
     });
   }
 
@@ -546,13 +578,21 @@ export class PostgresSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.turnOwnership.close();
+    await (await this.teamConn.catch(() => undefined))?.close();
     await this.doorbell.close();
     const conn = await this.ready.catch(() => undefined);
     await conn?.close();
   }
 }
 
-async function insertMessage(c: PoolClient, sessionId: string, msg: NewMessage): Promise<StoredMessage> {
+/** `fence`: the turn lease this daemon holds (or lost) for the session; a stale one refuses the message. */
+async function insertMessage(
+  c: PoolClient,
+  sessionId: string,
+  msg: NewMessage,
+  fence: number | undefined,
+): Promise<StoredMessage> {
   const now = new Date().toISOString();
   // seq 0 is a placeholder: the statement takes the next one from the session row.
   const p = messageToParams(sessionId, 0, msg.createdAt ?? now, msg);
@@ -561,14 +601,19 @@ async function insertMessage(c: PoolClient, sessionId: string, msg: NewMessage):
   const res = await c.query<{ seq: number }>(
     `WITH s AS (
       UPDATE sessions SET msg_seq = msg_seq + 1, message_count = message_count + $2, updated_at = $3
-      WHERE id = $1 RETURNING id, msg_seq
+      WHERE id = $1 AND ($${fields.length + 4}::bigint IS NULL
+        OR EXISTS (SELECT 1 FROM turn_leases l WHERE l.session_id = $1 AND l.fence = $${fields.length + 4}))
+      RETURNING id, msg_seq
     )
     INSERT INTO messages (session_id, seq, ${fields.join(", ")})
       SELECT s.id, s.msg_seq, ${fields.map((_, i) => `$${i + 4}`).join(", ")} FROM s
     RETURNING seq`,
-    [text(sessionId), p.counts, now, ...values],
+    [text(sessionId), p.counts, now, ...values, fence ?? null],
   );
   const seq = res.rows[0]?.seq;
+  if (seq === undefined && fence !== undefined) {
+    throw ApiError.conflict("This daemon no longer owns the session's turn: another daemon took it over");
+  }
   if (seq === undefined) throw ApiError.notFound(`Session not found: ${sessionId}`);
   return messageFromRow({ ...p, seq });
 }
