@@ -63,3 +63,33 @@ export class FileDocuments implements DocumentStore {
     return run;
   }
 }
+
+const DOCUMENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * A plugin's own documents (`ctx.documents()`): the names it uses are kept under `plugins-data/<id>/`, so a plugin
+ * reaches only its own (files in its data directory, or rows of a team's database).
+ */
+export function pluginDocuments(store: () => DocumentStore, pluginId: string): DocumentStore {
+  const prefix = `plugins-data/${pluginId}/`;
+  const full = (name: string) => {
+    if (!DOCUMENT_NAME.test(name) || name.includes("..")) {
+      throw new Error(`"${name}" is not a document name (letters, digits, dots, dashes, underscores; at most 128)`);
+    }
+    return prefix + name;
+  };
+  return {
+    get where() {
+      return store().where;
+    },
+    read: async (name) => store().read(full(name)),
+    update: async (name, edit) => store().update(full(name), edit),
+    watch(fn) {
+      const watched = store().watch?.((name) => {
+        if (name === undefined) fn(undefined);
+        else if (name.startsWith(prefix)) fn(name.slice(prefix.length));
+      });
+      return watched ?? { dispose() {} };
+    },
+  };
+}

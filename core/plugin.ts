@@ -1,6 +1,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { CommandInvocation, Persona, Provider, SlashCommand, Theme, ToolDefinition } from "./contributions.js";
 import type { Disposable } from "./disposable.js";
+import type { DocumentStore } from "./documents.js";
 import type { BusEvents, EventHandler } from "./events.js";
 import type { Logger } from "./logger.js";
 import type { AnyRoute } from "./routes.js";
@@ -17,7 +18,8 @@ export const CAPABILITIES = {
   routes: "add HTTP routes (third-party routes are mounted under /api/v1/plugins/<id>)",
   "public-routes": "add routes that need no authentication",
   pages: "serve browser pages outside /api/v1 (third-party pages under /plugins/<id>/)",
-  storage: "keep files in its data directory (ctx.dataDir()) or provide the session store",
+  storage:
+    "keep files in its data directory (ctx.dataDir()), its own documents (ctx.documents()), or provide the session store",
   provider: "contribute model providers",
   process: "start processes",
   network: "make network requests",
@@ -99,6 +101,11 @@ export interface PluginContext<O = Record<string, unknown>, D = Record<string, u
   readonly home: string;
   /** A directory this plugin may use for its own files (`<home>/plugins-data/<id>`, created on first use). */
   dataDir(): string;
+  /**
+   * The plugin's own small documents (needs `storage`): files in its data directory on one daemon, rows of the
+   * database on a team server, where every daemon sees them (and `watch` tells of another daemon's change).
+   */
+  documents(): DocumentStore;
 
   readonly routes: ContributionPoint<AnyRoute>;
   readonly tools: ContributionPoint<ToolDefinition>;

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Disposable, toDisposable } from "../core/disposable.js";
+import { DocumentStoreToken, pluginDocuments } from "../core/documents.js";
 import type { Capability, ContributionPoint, PluginContext } from "../core/plugin.js";
 import type { Registry } from "../core/registry.js";
 import type { AnyRoute } from "../core/routes.js";
@@ -78,6 +79,10 @@ export function pluginContext(
     options,
     deps: services.deps,
     home: deps.home,
+    documents() {
+      needCap("storage", "ctx.documents()");
+      return pluginDocuments(() => deps.services.get(DocumentStoreToken), id);
+    },
     dataDir() {
       needCap("storage", "ctx.dataDir()");
       const dir = join(deps.home, "plugins-data", id);

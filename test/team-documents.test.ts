@@ -1,9 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import pg from "pg";
-import type { TestDaemon } from "../testing/daemon.js";
+import { definePlugin, defineRoute, FileDocuments, pluginDocuments, T } from "../core/index.js";
+import { builtinSource } from "../host/plugin-sources.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.js";
 import { pgCluster } from "./support/postgres.js";
 import { startTeam } from "./support/team.js";
@@ -17,6 +19,41 @@ async function eventually(what: string, probe: () => Promise<boolean>, ms = 15_0
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A plugin that keeps one note in its own documents (ctx.documents()), behind two routes. */
+const notes = definePlugin({
+  manifest: { id: "notes", version: "1.0.0", description: "keeps a note", capabilities: ["routes", "storage"] },
+  register(ctx) {
+    ctx.routes.add(
+      defineRoute({
+        method: "PUT",
+        path: "/note",
+        operationId: "put",
+        summary: "Keeps the note",
+        body: T.Object({ text: T.String() }),
+        responses: { 200: T.Object({ ok: T.Literal(true) }) },
+        handler: async ({ body }) => {
+          await ctx.documents().update("note.json", () => JSON.stringify({ text: body.text }));
+          return { body: { ok: true as const } };
+        },
+      }),
+    );
+    ctx.routes.add(
+      defineRoute({
+        method: "GET",
+        path: "/note",
+        operationId: "get",
+        summary: "The note",
+        responses: { 200: T.Object({ text: T.Union([T.String(), T.Null()]) }) },
+        handler: async () => {
+          const doc = await ctx.documents().read("note.json");
+          return { body: { text: doc === undefined ? null : (JSON.parse(doc) as { text: string }).text } };
+        },
+      }),
+    );
+  },
+});
+const notesSource = { ...builtinSource(notes), origin: "config" as const, spec: "./notes" };
 
 const DOCUMENTS = ["settings.json", "permissions.json", "trust.json", "plugins-data/settings/appearance.json"];
 
@@ -135,5 +172,55 @@ describe("team server: settings, approval rules and trust in the database", func
     // Made while B's doorbell may be away: B reads it when it listens again, not from a notification it missed.
     expect((await a.post("/settings/command", { command: "/turn-cap 42" })).status).to.equal(200);
     await eventually("the setting on B", async () => (await b.get("/config")).body.maxTurnIterations === 42);
+  });
+
+  it("a plugin's own documents (ctx.documents()) are shared by the team, and are files of its data directory alone", async () => {
+    const withNotes = () =>
+      startTestDaemon({
+        env: { AGENTD_DATABASE_URL: url },
+        config: {
+          provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" },
+          pluginCapabilities: { notes: ["routes", "storage"] },
+        },
+        extraPlugins: [notesSource],
+      });
+    const [a, b] = await Promise.all([withNotes(), withNotes()]);
+    team.push(a, b);
+    expect((await a.request("PUT", "/plugins/notes/note", { text: "from A" })).status).to.equal(200);
+    expect((await b.get("/plugins/notes/note")).body).to.deep.equal({ text: "from A" });
+    expect(existsSync(join(a.home, "plugins-data", "notes"))).to.equal(false);
+
+    const solo = await startTestDaemon({
+      config: { pluginCapabilities: { notes: ["routes", "storage"] } },
+      extraPlugins: [notesSource],
+    });
+    try {
+      expect((await solo.get("/plugins/notes/note")).body).to.deep.equal({ text: null });
+      expect((await solo.request("PUT", "/plugins/notes/note", { text: "mine" })).status).to.equal(200);
+      expect(JSON.parse(readFileSync(join(solo.home, "plugins-data", "notes", "note.json"), "utf8"))).to.deep.equal({
+        text: "mine",
+      });
+    } finally {
+      await solo.cleanup();
+    }
+  });
+});
+
+describe("ctx.documents(): a plugin's own documents", () => {
+  it("reaches only names under its own prefix", async () => {
+    const home = mkdtempSync(join(tmpdir(), "agentd-docs-"));
+    try {
+      const mine = pluginDocuments(() => new FileDocuments(home), "notes");
+      for (const bad of ["../settings.json", "a/b", ".hidden", "", "x".repeat(200)]) {
+        let refused = false;
+        await mine.read(bad).catch(() => (refused = true));
+        expect(refused, bad).to.equal(true);
+      }
+      await mine.update("n.json", () => "1");
+      expect(readFileSync(join(home, "plugins-data", "notes", "n.json"), "utf8")).to.equal("1");
+      expect(await pluginDocuments(() => new FileDocuments(home), "other").read("n.json")).to.equal(undefined);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

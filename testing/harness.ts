@@ -17,7 +17,15 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../core/index.js";
-import { type EventBus, type Logger, type Registry, SyncEventBus, silentLogger } from "../core/index.js";
+import {
+  DocumentStoreToken,
+  type EventBus,
+  FileDocuments,
+  type Logger,
+  type Registry,
+  SyncEventBus,
+  silentLogger,
+} from "../core/index.js";
 import { ServiceContainer } from "../host/container.js";
 import { createRegistries, provideHostServices } from "../host/host-services.js";
 import { Authenticator } from "../host/http/auth.js";
@@ -134,6 +142,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   const services = new ServiceContainer();
   const settings = new LayeredSettings({ home, version: "test", config: {}, env: {}, defaultCwd: home, user: {} });
   provideHostServices(services, { log, bus, settings, registries });
+  services.provide("host", DocumentStoreToken, new FileDocuments(home));
   for (const { token, value } of opts.services ?? []) services.provide("host", token, value);
 
   const thirdParty = (opts.origin ?? "third-party") === "third-party";

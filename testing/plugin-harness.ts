@@ -4,11 +4,13 @@ import { join } from "node:path";
 import {
   type AnyRoute,
   type Disposable,
+  FileDocuments,
   type Logger,
   type Persona,
   type Plugin,
   type PluginContext,
   type Provider,
+  pluginDocuments,
   type SlashCommand,
   silentLogger,
   type Theme,
@@ -86,6 +88,7 @@ export function registerPlugin(plugin: Plugin, opts: RegisterOptions = {}): Regi
     log: opts.log ?? silentLogger,
     options: opts.options ?? {},
     home,
+    documents: () => pluginDocuments(() => new FileDocuments(home), plugin.manifest.id),
     dataDir: () => {
       const dir = join(home, "plugins-data", plugin.manifest.id);
       mkdirSync(dir, { recursive: true });
