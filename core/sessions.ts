@@ -304,7 +304,7 @@ export class SessionManager implements SessionService {
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
       lastSeq: this.events.currentSeq(id),
-      ...this.turns.pending(rec),
+      ...((await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec)),
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
@@ -338,7 +338,7 @@ export class SessionManager implements SessionService {
       status: this.turns.status(id),
       mode: rec.mode,
       lastSeq: this.events.currentSeq(id),
-      ...this.turns.pending(rec),
+      ...((await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec)),
     };
     if (startedAt !== null) frame.startedAt = startedAt;
     const trust = this.projectTrust(rec.cwd);

@@ -16,6 +16,11 @@ export interface TurnController {
   /** Live, not yet persisted blocks of the running turn (null when nothing is streaming). */
   streaming(sessionId: string): unknown[] | null;
   /** Pending decisions shown in GET /sessions/{id} and the first SSE frame (question, confirmations, ...). */
+  /**
+   * Optional: the decisions a turn that another daemon of a team runs waits for (read from the session's stored
+   * events), or undefined when no other daemon runs the session's turn (then `pending` says).
+   */
+  remotePending?(rec: SessionRecord): Promise<Record<string, unknown> | undefined>;
   pending(rec: SessionRecord): Record<string, unknown>;
   /**
    * What the session waits for from its user, if anything (summaries' `waiting`): called for every session of a

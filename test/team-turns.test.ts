@@ -186,6 +186,13 @@ describe("team server: one owner per running turn", function () {
       fake.script(tools([{ name: "risky", args: { what: "rm -rf build" }, id: "r1" }]), text("done"));
       expect((await a.post(`/sessions/${id}/chat`, { text: "clean up" })).status).to.equal(202);
       const ask = (await onB.waitForType("bash_confirm")).json;
+      // A client that comes to B later learns of the waiting command at once: in its first frame and in the view.
+      const late = await watch(b, `/sessions/${id}/events`);
+      const first = (await late.waitForType("status")).json;
+      expect(first.status).to.equal("running");
+      expect(first.pendingConfirmations?.map((c: Json) => c.id)).to.deep.equal([ask.id]);
+      const view = (await b.get(`/sessions/${id}`)).body;
+      expect(view.pendingConfirmations?.map((c: Json) => [c.id, c.command])).to.deep.equal([[ask.id, ask.command]]);
       const unknown = await b.post(`/sessions/${id}/bash-confirm`, { id: "c_unknown", allow: true });
       expect([unknown.status, unknown.body.code]).to.deep.equal([404, "confirmation_not_found"]);
       expect(ran).to.deep.equal([]);

@@ -25,6 +25,7 @@ import {
 import { controlActions } from "./control.js";
 import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
 import { endInterrupted } from "./recovered.js";
+import { DECISION_WINDOW } from "./remote-decisions.js";
 import { agentRoutes } from "./routes.js";
 import { TeamTurns } from "./team.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
@@ -141,6 +142,12 @@ export default definePlugin({
       endOrphan: async (id, after) => {
         if (await hasEnd(storeOf(), id, after)) return;
         endInterrupted(sessions(), id, "The daemon that ran this turn stopped; another daemon ended the turn.");
+      },
+      recentEvents: async (id) => {
+        const store = storeOf();
+        const last = await store.eventSeqReserved(id);
+        const from = Math.max(0, last - DECISION_WINDOW);
+        return store.readEvents(id, from, DECISION_WINDOW, { durableOnly: true });
       },
       log: ctx.log,
     });

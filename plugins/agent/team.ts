@@ -8,6 +8,7 @@ import {
   type SessionRecord,
   type SessionStatus,
   type SessionWaiting,
+  type StoredEvent,
   type TurnCommand,
   type TurnCommandResult,
   type TurnManager,
@@ -21,6 +22,7 @@ import {
   type ControlPayloads,
   type ControlReply,
 } from "./control.js";
+import { pendingFromEvents } from "./remote-decisions.js";
 
 /** The controls that may start a turn (the lease decides where). */
 const STARTERS = new Set<ControlKind>(["chat", "steer", "followup"]);
@@ -35,6 +37,8 @@ export interface TeamDeps {
   durable(): Promise<void>;
   /** Ends a turn a gone daemon ran (unless its `end` is stored after `afterSeq`), as after a crash. */
   endOrphan(sessionId: string, afterSeq: number): Promise<void>;
+  /** The session's latest stored events, deltas left out (a remote turn's decisions are read from them). */
+  recentEvents(sessionId: string): Promise<StoredEvent[]>;
   log: Logger;
 }
 
@@ -258,6 +262,11 @@ export class TeamTurns implements TurnService {
 
   pending(rec: SessionRecord): Record<string, unknown> {
     return this.manager.pending(rec);
+  }
+
+  async remotePending(rec: SessionRecord): Promise<Record<string, unknown> | undefined> {
+    if (this.manager.status(rec.id) === "running" || !this.deps.ownership()?.remote(rec.id)) return undefined;
+    return { ...this.manager.pending(rec), ...pendingFromEvents(await this.deps.recentEvents(rec.id)) };
   }
 
   waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
