@@ -67,7 +67,8 @@ describe("terminal client: rewind and worktrees (tmux)", function () {
     expect(existsSync(join(w.cwd, "b.txt"))).to.equal(false);
 
     await send(p, "/redo");
-    const redone = await p.waitFor("rewind undone (both)");
+    // The note and the transcript drawn again from the redo event: one screen may show the first before the second.
+    const redone = await p.waitFor((s) => s.includes("rewind undone (both)") && s.includes("› third change"));
     expect(redone).to.include("› second change").and.include("› third change");
     expect(readFileSync(join(w.cwd, "a.txt"), "utf8")).to.equal("three\n");
     expect(readFileSync(join(w.cwd, "b.txt"), "utf8")).to.equal("new\n");
