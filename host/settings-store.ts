@@ -126,8 +126,10 @@ export class LayeredSettings implements DaemonSettings {
   private readonly configLayer: Layer;
   private readonly envLayer: Layer;
   private readonly file: string;
-  private readonly files: DocumentStore;
-  private documents: DocumentStore | undefined;
+  /** Where the user's settings are kept: `<home>/settings.json`, or a shared database once attached. */
+  private documents: DocumentStore;
+  /** How messages name the settings: the file's path, or `settings.json` in a database. */
+  private where: string;
   private unwatch: Disposable | undefined;
 
   constructor(opts: {
@@ -144,7 +146,8 @@ export class LayeredSettings implements DaemonSettings {
     this.raw = opts.config as Record<string, unknown>;
     this.user = opts.user;
     this.file = join(opts.home, SETTINGS_FILE);
-    this.files = new FileDocuments(opts.home);
+    this.documents = new FileDocuments(opts.home);
+    this.where = this.file;
     const cfg = opts.config;
     const pluginTheme = (cfg.pluginOptions?.settings as { theme?: unknown } | undefined)?.theme;
     this.configLayer = flatten({ ...cfg, theme: cfg.theme ?? pluginTheme });
@@ -227,6 +230,7 @@ export class LayeredSettings implements DaemonSettings {
    */
   async attachDocuments(documents: DocumentStore): Promise<void> {
     this.documents = documents;
+    this.where = SETTINGS_FILE;
     const load = async () => {
       const text = await documents.read(SETTINGS_FILE);
       this.user = text === undefined ? {} : parse(text, `${documents.where} ${SETTINGS_FILE}`);
@@ -247,7 +251,7 @@ export class LayeredSettings implements DaemonSettings {
    * one change at a time, then uses the result. A write that fails changes nothing.
    */
   async update(patch: UserSettingsPatch): Promise<void> {
-    const where = this.documents ? SETTINGS_FILE : this.file;
+    const where = this.where;
     const edit = (current: string | undefined): string => {
       const base = current === undefined ? {} : parse(current, where);
       try {
@@ -258,7 +262,7 @@ export class LayeredSettings implements DaemonSettings {
     };
     let text: string | undefined;
     try {
-      text = await (this.documents ?? this.files).update(SETTINGS_FILE, edit);
+      text = await this.documents.update(SETTINGS_FILE, edit);
     } catch (err) {
       if (err instanceof ApiError) throw err;
       // Nothing changed (the old document and the in-memory values stay); say why rather than a bare 500.
