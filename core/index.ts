@@ -28,6 +28,7 @@ export * from "./schemas.js";
 export * from "./search/index.js";
 export * from "./session-service.js";
 export * from "./session-types.js";
+export * from "./session-writer.js";
 export * from "./sessions.js";
 export * from "./shared-event-log.js";
 export * from "./shell.js";

@@ -183,6 +183,7 @@ export {
   type StoredMessage,
   type StoredToolCall,
 } from "./session-types.js";
+export type { SessionPatch, SessionWriter } from "./session-writer.js";
 export { type CommandClassification, type ShellClassifier, ShellClassifierToken } from "./shell.js";
 export * from "./store.js";
 export { createToken, type ServiceToken } from "./tokens.js";

@@ -8,6 +8,7 @@ import type {
   SessionSummary,
   SessionUsage,
 } from "./session-types.js";
+import type { SessionWriter } from "./session-writer.js";
 import type { ListQuery, SessionDirectory, SessionListEntry } from "./store.js";
 import { createToken } from "./tokens.js";
 import type { TurnController } from "./turns.js";
@@ -115,6 +116,8 @@ export interface SessionService {
   statusChanged(id: string, status: SessionStatus): Promise<void>;
   /** Announces the session's current summary on both streams. */
   announce(type: "session_created" | "session_update", rec: SessionRecord, status?: SessionStatus): void;
+  /** The one writer of session records: the turn engine's port (core/agent holds no store). */
+  readonly writer: SessionWriter;
   /** Who runs turns (idle everywhere without the agent plugin). */
   readonly turnController: TurnController;
   /** The session's worktree, if it has one. */

@@ -20,6 +20,8 @@ import {
   type SessionSummary,
   type StoredMessage,
 } from "./session-types.js";
+import { WaitingDecisions } from "./session-waiting.js";
+import { SessionRecordWriter, type SessionWriter } from "./session-writer.js";
 import type { ListQuery, SessionDirectory, SessionListEntry, SessionStore } from "./store.js";
 import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
@@ -72,6 +74,11 @@ export const DEFAULT_HISTORY_TURNS = 30;
  * session's own stream and to the all-sessions feed with the full summary.
  */
 export class SessionManager implements SessionService {
+  /** The one writer of session records (the turn engine's port; the session layer's own writes go through it too). */
+  readonly writer: SessionWriter;
+  /** What each session waits for from its user (summaries' `waiting`). */
+  private readonly waiting: WaitingDecisions;
+
   constructor(
     private readonly store: SessionStore,
     private readonly events: EventLog,
@@ -79,7 +86,17 @@ export class SessionManager implements SessionService {
     private readonly personas: Registry<Persona>,
     private readonly defaults: SessionDefaults,
     private readonly ports: SessionPorts = {},
-  ) {}
+  ) {
+    this.waiting = new WaitingDecisions(
+      (id) => this.find(id),
+      (rec) => this.announce("session_update", rec),
+    );
+    this.writer = new SessionRecordWriter(store, {
+      announce: (rec, status) => this.announce("session_update", rec, status),
+      decisionsChanged: (id, waiting) => this.waiting.changed(id, waiting),
+      durable: () => this.events.durable(),
+    });
+  }
 
   private get turns(): TurnController {
     return this.ports.turns?.() ?? idleTurns;
@@ -274,7 +291,7 @@ export class SessionManager implements SessionService {
     if (rec.pinned) s.pinned = true;
     const trust = trustOf(rec.cwd);
     if (trust) s.projectTrust = trust;
-    const waiting = this.turns.waiting?.(rec);
+    const waiting = this.waiting.of(rec);
     if (waiting) s.waiting = waiting;
     const worktree = this.worktrees?.info(rec.id);
     if (worktree) s.worktree = worktree;
@@ -304,14 +321,14 @@ export class SessionManager implements SessionService {
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
       lastSeq: this.events.currentSeq(id),
-      ...((await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec)),
+      ...(await this.pending(rec)),
     };
     if (rec.title) v.title = rec.title;
     if (rec.pinned) v.pinned = true;
     if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
     const trust = this.projectTrust(rec.cwd);
     if (trust) v.projectTrust = trust;
-    const waiting = this.turns.waiting?.(rec);
+    const waiting = this.waiting.of(rec);
     if (waiting) v.waiting = waiting;
     const worktree = this.worktrees?.info(rec.id);
     if (worktree) v.worktree = worktree;
@@ -328,6 +345,16 @@ export class SessionManager implements SessionService {
     };
   }
 
+  /**
+   * The decisions the session waits for, as the first frame and GET /sessions/{id} list them: those of its running
+   * turn (another daemon's, read from the stored events, when another daemon of a team runs it) and a pending plan
+   * transition (kept in the record).
+   */
+  private async pending(rec: SessionRecord): Promise<Record<string, unknown>> {
+    const turn = (await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec);
+    return rec.meta.planTransition ? { ...turn, planTransition: rec.meta.planTransition } : turn;
+  }
+
   /** The first frame of a session stream: the present state. */
   async statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }> {
     const rec = await this.require(id);
@@ -338,7 +365,7 @@ export class SessionManager implements SessionService {
       status: this.turns.status(id),
       mode: rec.mode,
       lastSeq: this.events.currentSeq(id),
-      ...((await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec)),
+      ...(await this.pending(rec)),
     };
     if (startedAt !== null) frame.startedAt = startedAt;
     const trust = this.projectTrust(rec.cwd);
@@ -445,11 +472,10 @@ export class SessionManager implements SessionService {
    * turn runs. Returns the first user message of the session as the original task.
    */
   async cleanContext(id: string, assertIdle: () => void): Promise<{ originalTask?: string }> {
-    const rec = await this.require(id);
+    await this.require(id);
     assertIdle();
-    await this.store.markOutOfContext(id);
-    const { compactionSummary: _s, ...meta } = rec.meta;
-    await this.update(id, { meta });
+    await this.writer.markOutOfContext(id);
+    await this.writer.setMeta(id, { compactionSummary: undefined }, { announce: true });
     // The task: the first message the user wrote (reminders are the daemon's), read from the start, not the whole.
     const first = await this.firstUserText(id);
     this.events.publish(id, { type: "context_cleaned" });
@@ -487,6 +513,7 @@ export class SessionManager implements SessionService {
     // Writes already queued for the session go first: none may land after its rows are gone.
     await this.events.durable();
     this.events.forget(id);
+    this.waiting.forget(id);
     await this.store.deleteSession(id);
     // After the row: a crash in between leaves a worktree the next start-up removes, never a session without one.
     await this.worktrees?.remove(id);
@@ -495,20 +522,16 @@ export class SessionManager implements SessionService {
   }
 
   /** Persists a metadata change and announces it on both streams. */
-  async update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
-    const rec = await this.store.updateSession(id, patch);
-    if (!rec) throw ApiError.notFound(`Session not found: ${id}`, "session_not_found");
-    this.announce("session_update", rec);
-    return rec;
+  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord> {
+    return this.writer.update(id, patch);
   }
 
   /**
    * A turn started or ended: the session's updatedAt moves and its summary, with the status the turn engine states,
    * is announced on both streams. The turn engine says what the status is; nothing here asks it back.
    */
-  async statusChanged(id: string, status: SessionStatus): Promise<void> {
-    const rec = await this.store.updateSession(id, {});
-    if (rec) this.announce("session_update", rec, status);
+  statusChanged(id: string, status: SessionStatus): Promise<void> {
+    return this.writer.statusChanged(id, status);
   }
 
   /** Announces the session's current summary (status changes, metadata changes). */

@@ -1,6 +1,5 @@
 import type { EndReason } from "./events.js";
-import type { SessionRecord, SessionStatus, SessionWaiting } from "./session-types.js";
-import type { SessionListEntry } from "./store.js";
+import type { SessionRecord, SessionStatus } from "./session-types.js";
 import { createToken } from "./tokens.js";
 
 /**
@@ -15,20 +14,16 @@ export interface TurnController {
   turnStartedAt(sessionId: string): number | null;
   /** Live, not yet persisted blocks of the running turn (null when nothing is streaming). */
   streaming(sessionId: string): unknown[] | null;
-  /** Pending decisions shown in GET /sessions/{id} and the first SSE frame (question, confirmations, ...). */
   /**
    * Optional: the decisions a turn that another daemon of a team runs waits for (read from the session's stored
    * events), or undefined when no other daemon runs the session's turn (then `pending` says).
    */
   remotePending?(rec: SessionRecord): Promise<Record<string, unknown> | undefined>;
-  pending(rec: SessionRecord): Record<string, unknown>;
   /**
-   * What the session waits for from its user, if anything (summaries' `waiting`): called for every session of a
-   * listing, so it reads memory only. Given a full record (with `meta`), the record's pending plan transition
-   * decides `"plan"`; given a listing entry, what the controller remembers of it. Optional: without it no summary
-   * says `waiting`.
+   * The running turn's pending decisions (its question, confirmations), shown in GET /sessions/{id} and the first SSE
+   * frame. A plan transition is the session layer's (it is kept in the record).
    */
-  waiting?(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined;
+  pending(rec: SessionRecord): Record<string, unknown>;
   /** Ends the running turn (if any) with `end{reason:"aborted"}` and resolves once it has ended. */
   abort(sessionId: string, why: "user" | "unload" | "delete" | "shutdown"): Promise<void>;
   /** Aborts every running turn (daemon shutdown). */
@@ -67,7 +62,6 @@ export const idleTurns: TurnController = {
   turnStartedAt: () => null,
   streaming: () => null,
   pending: () => ({}),
-  waiting: () => undefined,
   abort: async () => {},
   abortAll: async () => {},
 };

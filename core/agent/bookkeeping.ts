@@ -49,14 +49,12 @@ export class TurnBookkeeping {
    */
   async keepError(rec: SessionRecord, message: string | undefined): Promise<SessionRecord | undefined> {
     try {
-      const last = (await this.deps.store.historyPage(rec.id, 1)).messages.at(-1);
-      const fresh = (await this.deps.store.getSession(rec.id)) ?? rec;
       const lastTurnError = {
         message: message ?? "The turn failed.",
-        afterSeq: last?.seq ?? 0,
+        afterSeq: await this.deps.sessions.lastMessageSeq(rec.id),
         at: new Date().toISOString(),
       };
-      return await this.deps.store.updateSession(rec.id, { meta: { ...fresh.meta, lastTurnError } });
+      return await this.deps.sessions.setMeta(rec.id, { lastTurnError });
     } catch (err) {
       this.deps.log.error({ err, sessionId: rec.id }, "could not keep the turn's error");
       return undefined;
@@ -66,10 +64,9 @@ export class TurnBookkeeping {
   /** A new turn started: the previous turn's error is no longer the last word. */
   async clearError(sessionId: string): Promise<void> {
     try {
-      const rec = await this.deps.store.getSession(sessionId);
+      const rec = await this.deps.sessions.record(sessionId);
       if (!rec?.meta.lastTurnError) return;
-      const { lastTurnError: _, ...meta } = rec.meta;
-      await this.deps.store.updateSession(sessionId, { meta, updatedAt: rec.updatedAt });
+      await this.deps.sessions.setMeta(sessionId, { lastTurnError: undefined }, { keepUpdatedAt: true });
     } catch (err) {
       this.deps.log.error({ err, sessionId }, "could not clear the previous turn's error");
     }
@@ -77,7 +74,7 @@ export class TurnBookkeeping {
 
   /** The summary with the new status, announced once the session's updatedAt is stored (in call order). */
   private statusChanged(sessionId: string, status: "running" | "idle"): void {
-    this.deps.statusChanged(sessionId, status).catch((err) => {
+    this.deps.sessions.statusChanged(sessionId, status).catch((err) => {
       this.deps.log.error({ err, sessionId }, "could not record the session's status");
     });
   }
@@ -93,17 +90,22 @@ export class TurnBookkeeping {
     meta?: Record<string, unknown>,
     opensTurn = false,
   ): Promise<StoredMessage> {
-    const stored = await this.deps.store.appendMessage(sessionId, {
+    const { sessions } = this.deps;
+    const stored = await sessions.appendMessage(sessionId, {
       role: "user",
       content: m.content,
       clientMessageId: m.clientMessageId,
       meta,
     });
-    const rec = await this.deps.store.getSession(sessionId);
+    const rec = await sessions.record(sessionId);
     const title = rec && !rec.title && !meta?.reminder ? titleOf(m.content) : "";
-    // Setting the title announces the summary; otherwise the turn's first message does.
-    if (title) await this.deps.updateSession(sessionId, { title });
-    else if (rec && opensTurn) this.deps.announce(rec);
+    // Setting the title announces the summary; otherwise the turn's first message does, as stored (the message
+    // moved its updatedAt).
+    if (title) await sessions.update(sessionId, { title });
+    else if (rec && opensTurn) {
+      const fresh = await sessions.refresh(sessionId);
+      if (fresh) sessions.announce(fresh);
+    }
     const message: AppendedMessage = { role: "user", seq: stored.seq };
     if (m.clientMessageId) message.clientMessageId = m.clientMessageId;
     this.deps.bus.emit({ type: "message.appended", sessionId, message, opensTurn });
@@ -126,13 +128,14 @@ export class TurnBookkeeping {
   /** Adds a model call's tokens to the session's totals and announces the call's usage. */
   async usage(rec: SessionRecord, out: CallOutcome, contextWindow: number, emit: Emit): Promise<void> {
     if (!out.usage) return;
-    const u = { ...rec.usage };
-    u.promptTokens += out.usage.promptTokens;
-    u.completionTokens += out.usage.completionTokens;
-    u.totalTokens += out.usage.totalTokens;
-    u.cacheReadTokens += out.usage.cacheReadTokens ?? 0;
-    u.uncachedTokens += out.usage.promptTokens - (out.usage.cacheReadTokens ?? 0);
-    await this.deps.store.updateSession(rec.id, { usage: u });
+    const { promptTokens, completionTokens, totalTokens, cacheReadTokens = 0 } = out.usage;
+    await this.deps.sessions.addUsage(rec.id, {
+      promptTokens,
+      completionTokens,
+      totalTokens,
+      cacheReadTokens,
+      uncachedTokens: promptTokens - cacheReadTokens,
+    });
     emit({
       type: "usage",
       usage: out.usage,
@@ -151,7 +154,7 @@ export class TurnBookkeeping {
     emit: Emit,
   ): Promise<void> {
     if (!out.content && !out.thinking && !toolCalls.length) return;
-    const stored = await this.deps.store.appendMessage(rec.id, {
+    const stored = await this.deps.sessions.appendMessage(rec.id, {
       role: "assistant",
       content: out.content || (toolCalls.length ? null : ""),
       thinking: out.thinking || undefined,

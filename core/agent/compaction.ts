@@ -31,7 +31,7 @@ function transcript(rows: StoredMessage[]): string {
  * context); the summary rides in the system prompt. Returns false when there was nothing to compact or it failed.
  */
 export async function compactIfNeeded(opts: {
-  deps: Pick<AgentDeps, "store">;
+  deps: Pick<AgentDeps, "sessions">;
   rec: SessionRecord;
   provider: Provider;
   signal: AbortSignal;
@@ -39,7 +39,7 @@ export async function compactIfNeeded(opts: {
   tokensBefore: number;
 }): Promise<boolean> {
   const { deps, rec, provider, signal, emit } = opts;
-  const rows = await deps.store.contextMessages(rec.id);
+  const rows = await deps.sessions.context(rec.id);
   // Cut at a user message so a tool call is never separated from its result.
   // The user message nearest to (preferably at or before) the target share; the current turn always stays.
   const target = Math.floor(rows.length * COMPACT_SHARE);
@@ -78,14 +78,13 @@ export async function compactIfNeeded(opts: {
     return false;
   }
   const last = older.at(-1) as StoredMessage;
-  await deps.store.markOutOfContext(rec.id, last.seq);
-  await deps.store.appendMessage(rec.id, {
+  await deps.sessions.markOutOfContext(rec.id, last.seq);
+  await deps.sessions.appendMessage(rec.id, {
     role: "system",
     content: `[Compacted context] ${summary.trim()}`,
     inContext: false,
   });
-  const current = await deps.store.getSession(rec.id);
-  await deps.store.updateSession(rec.id, { meta: { ...(current ?? rec).meta, compactionSummary: summary.trim() } });
+  await deps.sessions.setMeta(rec.id, { compactionSummary: summary.trim() });
   emit({ type: "compaction", messagesCompacted: older.length, tokensBefore: opts.tokensBefore, uptoSeq: last.seq });
   return true;
 }

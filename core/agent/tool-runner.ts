@@ -62,7 +62,7 @@ export async function runTools(
           ...result.images.map((i) => ({ type: "image_url" as const, image_url: { url: i.dataUrl } })),
         ]
       : resultForModel(result);
-    const stored = await deps.store.appendMessage(rec.id, {
+    const stored = await deps.sessions.appendMessage(rec.id, {
       role: "tool",
       toolCallId: call.id,
       toolName: call.name,

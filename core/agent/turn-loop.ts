@@ -70,7 +70,7 @@ export async function prepareCall(
   emit: (e: SessionEvent) => void,
   opening?: UserContent,
 ): Promise<PreparedCall | EndReason | "later"> {
-  const rec = await deps.store.getSession(t.sessionId);
+  const rec = await deps.sessions.record(t.sessionId);
   if (!rec) return opening === undefined ? "aborted" : "later";
   const cap = t.budget ?? (typeof rec.meta.turnCap === "number" ? rec.meta.turnCap : deps.settings.maxTurnIterations());
   const provider = deps.provider(rec);
@@ -100,7 +100,7 @@ export async function prepareCall(
     const signal = t.ac.signal;
     if (await compactIfNeeded({ deps, rec, provider, signal, emit, tokensBefore: estimate })) {
       state.lastPromptTokens = 0;
-      messages = await promptOf(deps, (await deps.store.getSession(rec.id)) ?? rec, iteration, cap, undefined);
+      messages = await promptOf(deps, (await deps.sessions.record(rec.id)) ?? rec, iteration, cap, undefined);
     }
   }
   state.iterations = iteration;
@@ -127,7 +127,7 @@ async function promptOf(
   cap: number,
   opening: UserContent | undefined,
 ): Promise<ChatMessage[]> {
-  const rows = await deps.store.contextMessages(rec.id);
+  const rows = await deps.sessions.context(rec.id);
   const messages = toProviderMessages(
     systemPrompt({
       rec,
@@ -201,7 +201,7 @@ export async function runLoop(
       return "disconnected";
     }
     if (!toolCalls.length) {
-      const fresh = (await deps.store.getSession(rec.id)) ?? rec;
+      const fresh = (await deps.sessions.record(rec.id)) ?? rec;
       const open = (fresh.meta.todos ?? []).filter((x) => x.status === "pending" || x.status === "in_progress");
       if (fresh.mode === "build" && open.length && nudges < TODO_NUDGES) {
         nudges++;

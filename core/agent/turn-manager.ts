@@ -2,8 +2,7 @@ import { setImmediate } from "node:timers/promises";
 import type { QuestionAnswer } from "../contributions.js";
 import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
-import type { SessionRecord, SessionStatus, SessionWaiting } from "../session-types.js";
-import type { SessionListEntry } from "../store.js";
+import type { SessionRecord, SessionStatus } from "../session-types.js";
 import type { ChatInput, ChatOutcome, TurnService } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
 import { EditorFsBroker } from "./editor-fs.js";
@@ -29,23 +28,11 @@ export class TurnManager implements TurnService {
   private readonly queue: TurnQueue;
   private readonly books: TurnBookkeeping;
   private readonly interactions = new Map<string, SessionInteractions>();
-  /**
-   * Sessions whose stored record had a pending plan transition when last seen (every announced or viewed record is
-   * seen): what a listing, which reads no `meta`, shows as `waiting: "plan"`. Holds only pending ones.
-   */
-  private readonly plans = new Set<string>();
-  /**
-   * Sessions in plan mode whose record was read (or is being read) since the daemon started. One that a listing
-   * shows first (after a restart: a plan may still await approval) is read once, and announced if its plan waits.
-   */
-  private readonly planModeSeen = new Set<string>();
-  /** Sessions whose summary is being read to be announced again (a waiting decision changed). */
-  private readonly announcing = new Set<string>();
   /** Editors attached to sessions, through which the file tools read and write. */
   readonly editors: EditorFsBroker;
 
   constructor(private readonly deps: AgentDeps) {
-    this.queue = new TurnQueue((sessionId, id) => deps.store.hasClientMessageId(sessionId, id));
+    this.queue = new TurnQueue((sessionId, id) => deps.sessions.accepted(sessionId, id));
     this.books = new TurnBookkeeping(deps);
     this.editors = new EditorFsBroker((id, e) => deps.publish(id, e));
   }
@@ -70,25 +57,7 @@ export class TurnManager implements TurnService {
   }
 
   pending(rec: SessionRecord): Record<string, unknown> {
-    const out = this.interactions.get(rec.id)?.pending() ?? {};
-    if (this.seePlan(rec)) out.planTransition = rec.meta.planTransition;
-    return out;
-  }
-
-  waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
-    let plan: boolean;
-    if ("meta" in rec) plan = this.seePlan(rec);
-    else {
-      plan = this.plans.has(rec.id);
-      if (rec.mode === "plan" && !this.planModeSeen.has(rec.id)) this.recallPlan(rec.id);
-    }
-    return this.interactions.get(rec.id)?.waiting() ?? (plan ? "plan" : undefined);
-  }
-
-  /** A deleted session: nothing of it is remembered. */
-  forget(sessionId: string): void {
-    this.plans.delete(sessionId);
-    this.planModeSeen.delete(sessionId);
+    return this.interactions.get(rec.id)?.pending() ?? {};
   }
 
   async abort(sessionId: string): Promise<void> {
@@ -182,61 +151,15 @@ export class TurnManager implements TurnService {
           }
         }
       }
-      i = new SessionInteractions(
+      const created: SessionInteractions = new SessionInteractions(
         (e) => this.deps.publish(sessionId, e),
         () => this.deps.settings.confirmTimeoutMs(),
-        () => this.waitingChanged(sessionId),
+        () => this.deps.sessions.decisionsChanged(sessionId, created.waiting()),
       );
+      i = created;
       this.interactions.set(sessionId, i);
     }
     return i;
-  }
-
-  /** Whether the record has a pending plan transition; remembered for listings. */
-  private seePlan(rec: SessionRecord): boolean {
-    if (rec.mode === "plan") this.planModeSeen.add(rec.id);
-    if (rec.meta.planTransition) this.plans.add(rec.id);
-    else this.plans.delete(rec.id);
-    return rec.meta.planTransition !== undefined;
-  }
-
-  /**
-   * A session in plan mode that a listing shows before its record was read: a plan that still awaits approval (it
-   * outlives a restart in the record) is remembered and the summary announced again, so the list that showed it
-   * without `waiting` gets it at once. Read once per session and daemon run.
-   */
-  private recallPlan(sessionId: string): void {
-    this.planModeSeen.add(sessionId);
-    void (async () => {
-      try {
-        const rec = await this.deps.find(sessionId);
-        if (rec && !this.plans.has(sessionId) && this.seePlan(rec)) this.deps.announce(rec);
-      } catch (err) {
-        this.planModeSeen.delete(sessionId);
-        this.deps.log.error({ err, sessionId }, "could not read the session to see whether its plan waits");
-      }
-    })();
-  }
-
-  /**
-   * A decision became pending or was resolved: the session's summary is announced again (session stream and feed).
-   * The record is read first (the store may answer later); changes meanwhile ride on the same announce. Its
-   * `waiting` is computed when it is published, so it never says pending what was resolved before.
-   */
-  private waitingChanged(sessionId: string): void {
-    if (this.announcing.has(sessionId)) return;
-    this.announcing.add(sessionId);
-    void (async () => {
-      let rec: SessionRecord | undefined;
-      try {
-        rec = await this.deps.find(sessionId);
-      } catch (err) {
-        this.deps.log.error({ err, sessionId }, "could not read the session to announce its pending decision");
-      } finally {
-        this.announcing.delete(sessionId);
-      }
-      if (rec) this.deps.announce(rec);
-    })();
   }
 
   /**
@@ -245,6 +168,8 @@ export class TurnManager implements TurnService {
    */
   private start(rec: SessionRecord, first: QueuedMessage, budget: number | undefined): Promise<void> {
     const t = this.queue.begin(rec.id, Date.now(), budget);
+    // The turn reads the record once: the session layer keeps it (and the context) until the turn has ended.
+    this.deps.sessions.hold(rec.id, rec);
     t.recoveryEntry = this.deps.recovery.turnStarting(rec.id);
     const emit = (e: SessionEvent) => {
       if (e.type === "error") t.error = e.message;
@@ -254,7 +179,7 @@ export class TurnManager implements TurnService {
     let accepted: () => void = () => {};
     const userStored = new Promise<void>((resolve) => (accepted = resolve));
     t.done = this.run(t, first, emit, accepted);
-    return userStored.then(() => this.deps.durable());
+    return userStored.then(() => this.deps.sessions.durable());
   }
 
   private async run(
@@ -322,7 +247,8 @@ export class TurnManager implements TurnService {
     t.blocks.length = 0;
     let rec: SessionRecord | undefined;
     try {
-      rec = await this.deps.store.getSession(t.sessionId);
+      // The totals the turn's `session_end` states, as stored.
+      rec = await this.deps.sessions.refresh(t.sessionId);
     } catch (err) {
       this.deps.log.error({ err, sessionId: t.sessionId }, "could not read the session at the end of its turn");
     }
@@ -332,6 +258,7 @@ export class TurnManager implements TurnService {
     this.books.ended(t, rec, reason, emit);
     void this.deps.recovery.turnEnded(t.recoveryEntry);
     this.next(t, rec, reason, emit);
+    this.deps.sessions.release(t.sessionId);
   }
 
   /** Follow-ups that raced the end of the loop (or were queued behind steering) become the next turn. */

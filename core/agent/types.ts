@@ -1,8 +1,8 @@
 import type { ChatMessage, Persona, Provider, ToolDefinition } from "../contributions.js";
 import type { EventBus, SessionEvent } from "../events.js";
 import type { Logger } from "../logger.js";
-import type { SessionRecord, SessionStatus, SessionTodo } from "../session-types.js";
-import type { SessionStore } from "../store.js";
+import type { SessionRecord, SessionTodo } from "../session-types.js";
+import type { SessionWriter } from "../session-writer.js";
 
 export type UserContent =
   | string
@@ -37,7 +37,8 @@ export interface AgentSettings {
 
 /** What the agent loop needs from the rest of the daemon. */
 export interface AgentDeps {
-  store: SessionStore;
+  /** The session layer's writer: every read and write of a session record goes through it (the rules it states). */
+  sessions: SessionWriter;
   publish(sessionId: string, event: SessionEvent): void;
   bus: EventBus;
   log: Logger;
@@ -48,16 +49,6 @@ export interface AgentDeps {
   /** Project instructions (AGENTS.md, rules) for the session's working directory. */
   instructions(rec: SessionRecord): string;
   settings: AgentSettings;
-  /** Persists a metadata change and announces it (SessionService.update). */
-  updateSession(id: string, patch: Partial<Omit<SessionRecord, "id" | "createdAt">>): Promise<SessionRecord>;
-  /** A turn ended: the session layer records and announces the status it is told (no read-back). */
-  statusChanged(id: string, status: SessionStatus): Promise<void>;
-  /** Announces the session's summary as stored (after a write that moved it, such as a turn's first message). */
-  announce(rec: SessionRecord): void;
-  /** Reads a session through the session layer, which can then publish on its stream (SessionService.find). */
-  find(id: string): Promise<SessionRecord | undefined>;
-  /** Resolves once every event published so far is stored (SessionService.commit). */
-  durable(): Promise<void>;
   /** Paths the agent must not see (the sandbox's hidden list), for the tools' `ToolContext.isHidden`. */
   isHidden?(abs: string, cwd: string): boolean;
   /**

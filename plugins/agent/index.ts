@@ -110,8 +110,8 @@ export default definePlugin({
     };
 
     const manager = new TurnManager({
-      get store() {
-        return storeOf();
+      get sessions() {
+        return sessions().writer;
       },
       publish: (id, e) => sessions().publish(id, e),
       bus,
@@ -125,11 +125,6 @@ export default definePlugin({
         contextWindow: () => raw.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
         confirmTimeoutMs: () => raw.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS,
       },
-      updateSession: (id, patch) => sessions().update(id, patch),
-      statusChanged: (id, status) => sessions().statusChanged(id, status),
-      announce: (rec) => sessions().announce("session_update", rec),
-      find: (id) => sessions().find(id),
-      durable: () => sessions().commit(),
       isHidden: (abs, cwd) => deps.sandbox?.isHidden(abs, cwd) ?? (isInside(ctx.home, abs) && !isInside(ctx.home, cwd)),
       recovery,
     });
@@ -155,27 +150,18 @@ export default definePlugin({
     ctx.services.provide(TurnManagerToken, team);
     ctx.events.on("session.deleted", ({ sessionId }) => {
       manager.editors.detach(sessionId);
-      manager.forget(sessionId);
     });
 
     const toolDeps: AgentToolDeps = {
-      session: async (id) => storeOf().getSession(id),
+      session: (id) => sessions().writer.record(id),
       setMeta: async (id, patch) => {
-        const rec = await storeOf().getSession(id);
-        if (rec) await sessions().update(id, { meta: { ...rec.meta, ...patch } });
+        await sessions().writer.setMeta(id, patch, { announce: true });
       },
       publish: (id, e) => sessions().publish(id, e),
       provider,
       tools: offeredTools,
       toolHooks: (sessionId, cwd, signal) => busToolHooks(bus, ctx.log, { sessionId, cwd, signal }),
-      addSubagentUsage: async (id, tokens) => {
-        const rec = await storeOf().getSession(id);
-        if (rec) {
-          await storeOf().updateSession(id, {
-            usage: { ...rec.usage, subagentTokens: rec.usage.subagentTokens + tokens },
-          });
-        }
-      },
+      addSubagentUsage: (id, tokens) => sessions().writer.addUsage(id, { subagentTokens: tokens }),
     };
     for (const tool of [todoWriteTool(toolDeps), questionTool, planDoneTool(toolDeps), taskTool(toolDeps)])
       ctx.tools.add(tool);

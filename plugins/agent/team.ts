@@ -4,10 +4,8 @@ import {
   type ChatOutcome,
   type Logger,
   type OrphanedTurn,
-  type SessionListEntry,
   type SessionRecord,
   type SessionStatus,
-  type SessionWaiting,
   type StoredEvent,
   type TurnCommand,
   type TurnCommandResult,
@@ -267,10 +265,6 @@ export class TeamTurns implements TurnService {
   async remotePending(rec: SessionRecord): Promise<Record<string, unknown> | undefined> {
     if (this.manager.status(rec.id) === "running" || !this.deps.ownership()?.remote(rec.id)) return undefined;
     return { ...this.manager.pending(rec), ...pendingFromEvents(await this.deps.recentEvents(rec.id)) };
-  }
-
-  waiting(rec: SessionListEntry | SessionRecord): SessionWaiting | undefined {
-    return this.manager.waiting(rec);
   }
 
   abort(sessionId: string): Promise<void> {

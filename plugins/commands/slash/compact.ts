@@ -12,9 +12,8 @@ async function compactNow(env: CommandEnv, id: string): Promise<Reply> {
   const rec = await env.sessions().require(id);
   const provider = providerOf(env, rec);
   if (!provider) throw ApiError.badRequest("No model provider is configured; compaction needs one");
-  const store = env.store();
-  const deps = { store };
-  const tokensBefore = estimateTokens(toProviderMessages("", await store.contextMessages(id)));
+  const deps = { sessions: env.sessions().writer };
+  const tokensBefore = estimateTokens(toProviderMessages("", await deps.sessions.context(id)));
   const ac = new AbortController();
   const done = await compactIfNeeded({
     deps,
