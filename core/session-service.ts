@@ -1,5 +1,6 @@
 import type { DisplayMessage, MessageImageUrl } from "./display.js";
 import type { SessionEvent, SessionEventOf } from "./events.js";
+import type { ProjectContext } from "./project.js";
 import type {
   ProjectTrustPrompt,
   SessionMode,
@@ -12,7 +13,7 @@ import type { SessionWriter } from "./session-writer.js";
 import type { ListQuery, SessionDirectory, SessionListEntry } from "./store.js";
 import { createToken } from "./tokens.js";
 import type { TurnController } from "./turns.js";
-import type { WorktreeInfo, WorktreeRequest } from "./worktrees.js";
+import type { SessionWorktrees, WorktreeInfo, WorktreeRequest } from "./worktrees.js";
 
 export interface CreateSessionInput {
   persona?: string;
@@ -127,3 +128,33 @@ export interface SessionService {
 }
 
 export const SessionServiceToken = createToken<SessionService>("sessions");
+
+/** What new sessions get when the request does not say (`SessionManager`'s construction). */
+export interface SessionDefaults {
+  /** Model for new sessions when the request names none. */
+  model(): string;
+  /** Persona for new sessions when the request names none. */
+  persona(): string;
+  /** Initial meta of new sessions (daemon-wide defaults such as the permission mode). */
+  meta?(): Record<string, unknown>;
+  /** Directory for new sessions when the request names none. */
+  cwd: string;
+  /** Where `cwd: "sandbox"` sessions get their scratch directory. */
+  sandboxRoot: string;
+}
+
+/**
+ * What the session layer asks other parts of the daemon, each resolved on use (the plugin that answers may load
+ * after the service is made, or not at all): it asks, never is told, so its behaviour does not depend on load order.
+ */
+export interface SessionPorts {
+  /**
+   * Who runs turns: status, live blocks, pending decisions, abort. Without it every session is idle. Data flows one
+   * way: the turn engine writes through this service, this service only reads the port.
+   */
+  turns?: () => TurnController | undefined;
+  /** The project plugin: trust prompts, and the personas a session may name beyond the registered ones. */
+  project?: () => ProjectContext | undefined;
+  /** The worktree plugin: sessions with a git worktree of their own. */
+  worktrees?: () => SessionWorktrees | undefined;
+}

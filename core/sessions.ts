@@ -1,16 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
-import { setImmediate as nextTurn } from "node:timers/promises";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Persona } from "./contributions.js";
-import { type MessageImageUrl, toDisplayMessages } from "./display.js";
+import type { MessageImageUrl } from "./display.js";
 import { ApiError } from "./errors.js";
 import type { EventLog } from "./event-log-types.js";
 import type { EventBus, SessionEvent, SessionEventOf } from "./events.js";
-import { isInside, pathAndAncestors } from "./paths.js";
-import type { ProjectContext } from "./project.js";
 import type { Registry } from "./registry.js";
-import type { CreateSessionInput, SessionHistory, SessionService, SessionView } from "./session-service.js";
+import { resolveDirectory, SessionDirectories } from "./session-directories.js";
+import type {
+  CreateSessionInput,
+  SessionDefaults,
+  SessionHistory,
+  SessionPorts,
+  SessionService,
+  SessionView,
+} from "./session-service.js";
 import {
   emptyUsage,
   type ProjectTrustPrompt,
@@ -18,8 +23,8 @@ import {
   type SessionRecord,
   type SessionStatus,
   type SessionSummary,
-  type StoredMessage,
 } from "./session-types.js";
+import { SessionViews } from "./session-views.js";
 import { WaitingDecisions } from "./session-waiting.js";
 import { SessionRecordWriter, type SessionWriter } from "./session-writer.js";
 import type { ListQuery, SessionDirectory, SessionListEntry, SessionStore } from "./store.js";
@@ -27,38 +32,7 @@ import { createToken } from "./tokens.js";
 import { idleTurns, type TurnController } from "./turns.js";
 import type { SessionWorktrees, WorktreeInfo } from "./worktrees.js";
 
-export interface SessionDefaults {
-  /** Model for new sessions when the request names none. */
-  model(): string;
-  /** Persona for new sessions when the request names none. */
-  persona(): string;
-  /** Initial meta of new sessions (daemon-wide defaults such as the permission mode). */
-  meta?(): Record<string, unknown>;
-  /** Directory for new sessions when the request names none. */
-  cwd: string;
-  /** Where `cwd: "sandbox"` sessions get their scratch directory. */
-  sandboxRoot: string;
-}
-
-/**
- * What the session layer asks other parts of the daemon, each resolved on use (the plugin that answers may load
- * after the service is made, or not at all): it asks, never is told, so its behaviour does not depend on load order.
- */
-export interface SessionPorts {
-  /**
-   * Who runs turns: status, live blocks, pending decisions, abort. Without it every session is idle. Data flows one
-   * way: the turn engine writes through this service, this service only reads the port.
-   */
-  turns?: () => TurnController | undefined;
-  /** The project plugin: trust prompts, and the personas a session may name beyond the registered ones. */
-  project?: () => ProjectContext | undefined;
-  /** The worktree plugin: sessions with a git worktree of their own. */
-  worktrees?: () => SessionWorktrees | undefined;
-}
-
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
-/** Sessions (directories) read per page by `sessionsIn` (`sessionDirectories`). */
-const DIRECTORY_PAGE = 500;
 
 export function newSessionId(): string {
   const rand = BigInt(`0x${randomBytes(6).toString("hex")}`)
@@ -78,6 +52,8 @@ export class SessionManager implements SessionService {
   readonly writer: SessionWriter;
   /** What each session waits for from its user (summaries' `waiting`). */
   private readonly waiting: WaitingDecisions;
+  private readonly directories: SessionDirectories;
+  private readonly views: SessionViews;
 
   constructor(
     private readonly store: SessionStore,
@@ -91,6 +67,14 @@ export class SessionManager implements SessionService {
       (id) => this.find(id),
       (rec) => this.announce("session_update", rec),
     );
+    this.directories = new SessionDirectories(store);
+    this.views = new SessionViews(store, events, {
+      require: (id) => this.require(id),
+      turns: () => this.turns,
+      waiting: this.waiting,
+      projectTrust: (cwd) => this.projectTrust(cwd),
+      worktrees: () => this.worktrees,
+    });
     this.writer = new SessionRecordWriter(store, {
       announce: (rec, status) => this.announce("session_update", rec, status),
       decisionsChanged: (id, waiting) => this.waiting.changed(id, waiting),
@@ -200,177 +184,40 @@ export class SessionManager implements SessionService {
     }
   }
 
-  async *sessionsIn(dir: string, opts: { below?: boolean } = {}): AsyncIterable<SessionDirectory> {
-    const below = opts.below === true;
-    const store = this.store;
-    if (!store.sessionsInDirectory) {
-      for (const s of await this.allDirectories()) if (below ? isInside(dir, s.cwd) : s.cwd === dir) yield s;
-      return;
-    }
-    for (let after: SessionDirectory | undefined; ; ) {
-      const page = await store.sessionsInDirectory(dir, { below, after, limit: DIRECTORY_PAGE });
-      yield* page;
-      if (page.length < DIRECTORY_PAGE) return;
-      after = page[page.length - 1];
-      await nextTurn();
-    }
+  sessionsIn(dir: string, opts: { below?: boolean } = {}): AsyncIterable<SessionDirectory> {
+    return this.directories.sessionsIn(dir, opts);
   }
 
-  /** Session directories are stored resolved, so comparing `dir` and its ancestors with them is enough. */
-  async inSessionDirectory(dir: string): Promise<boolean> {
-    const candidates = pathAndAncestors(dir);
-    if (!this.store.usedDirectories) return (await this.allDirectories()).some((s) => candidates.includes(s.cwd));
-    return (await this.store.usedDirectories(candidates)).length > 0;
+  inSessionDirectory(dir: string): Promise<boolean> {
+    return this.directories.inSessionDirectory(dir);
   }
 
-  async *sessionDirectories(): AsyncIterable<string> {
-    const store = this.store;
-    if (!store.distinctDirectories) {
-      yield* new Set((await this.allDirectories()).map((s) => s.cwd));
-      return;
-    }
-    for (let after = ""; ; ) {
-      const page = await store.distinctDirectories(after, DIRECTORY_PAGE);
-      yield* page;
-      if (page.length < DIRECTORY_PAGE) return;
-      after = page[page.length - 1] ?? after;
-      await nextTurn();
-    }
+  sessionDirectories(): AsyncIterable<string> {
+    return this.directories.sessionDirectories();
   }
 
-  /** A store without the directory queries: every session's directory, read for the one question asked. */
-  private async allDirectories(): Promise<SessionDirectory[]> {
-    const { sessions } = await (this.store.listEntries?.({}) ?? this.store.listSessions({}));
-    return sessions.map((s) => ({ id: s.id, cwd: s.cwd }));
-  }
-
-  async list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
-    const { sessions, total } = await (this.store.listEntries?.(query) ?? this.store.listSessions(query));
-    // Sessions share directories: ask for each directory's trust prompt once per listing.
-    const prompts = new Map<string, ProjectTrustPrompt | undefined>();
-    const trustOf = (cwd: string) => {
-      if (!prompts.has(cwd)) prompts.set(cwd, this.projectTrust(cwd));
-      return prompts.get(cwd);
-    };
-    const summaries = sessions.map((s) => this.summary(s, trustOf));
-    if (query.q?.trim()) await this.attachMatches(summaries, query.q);
-    return { sessions: summaries, total };
-  }
-
-  /** Says why each listed session matched a search whose terms its title does not hold: its newest matching message. */
-  private async attachMatches(summaries: SessionSummary[], q: string): Promise<void> {
-    const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
-    await Promise.all(
-      summaries.map(async (s) => {
-        const title = (s.title ?? "").toLowerCase();
-        if (terms.every((t) => title.includes(t))) return;
-        const [hit] = await this.store.searchMessages(q, { sessionId: s.id, limit: 1 });
-        if (hit) s.match = { seq: hit.seq, role: hit.role, snippet: hit.snippet };
-      }),
-    );
+  list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
+    return this.views.list(query);
   }
 
   summary(
     rec: SessionListEntry | SessionRecord,
-    trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.projectTrust(cwd),
-    status: SessionStatus = this.turns.status(rec.id),
+    trustOf?: (cwd: string) => ProjectTrustPrompt | undefined,
+    status?: SessionStatus,
   ): SessionSummary {
-    const s: SessionSummary = {
-      id: rec.id,
-      persona: rec.persona,
-      model: rec.model,
-      cwd: rec.cwd,
-      mode: rec.mode,
-      status,
-      isSandbox: rec.isSandbox,
-      messageCount: rec.messageCount,
-      createdAt: rec.createdAt,
-      updatedAt: rec.updatedAt,
-    };
-    if (rec.title) s.title = rec.title;
-    if (rec.pinned) s.pinned = true;
-    const trust = trustOf(rec.cwd);
-    if (trust) s.projectTrust = trust;
-    const waiting = this.waiting.of(rec);
-    if (waiting) s.waiting = waiting;
-    const worktree = this.worktrees?.info(rec.id);
-    if (worktree) s.worktree = worktree;
-    return s;
+    return this.views.summary(rec, trustOf, status);
   }
 
-  async view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
-    const rec = await this.require(id);
-    const page = await this.store.historyPage(id, turns);
-    const v: SessionView = {
-      id: rec.id,
-      persona: rec.persona,
-      model: rec.model,
-      cwd: rec.cwd,
-      mode: rec.mode,
-      isSandbox: rec.isSandbox,
-      shareToken: rec.shareToken,
-      shareToolResults: rec.meta.shareToolResults === true,
-      status: this.turns.status(id),
-      turnStartedAt: this.turns.turnStartedAt(id),
-      streaming: this.turns.streaming(id),
-      messages: toDisplayMessages(page.messages, id, imageUrl),
-      oldestSeq: page.oldestSeq,
-      hasMoreHistory: page.hasMoreHistory,
-      messageCount: rec.messageCount,
-      usage: rec.usage,
-      createdAt: rec.createdAt,
-      updatedAt: rec.updatedAt,
-      lastSeq: this.events.currentSeq(id),
-      ...(await this.pending(rec)),
-    };
-    if (rec.title) v.title = rec.title;
-    if (rec.pinned) v.pinned = true;
-    if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
-    const trust = this.projectTrust(rec.cwd);
-    if (trust) v.projectTrust = trust;
-    const waiting = this.waiting.of(rec);
-    if (waiting) v.waiting = waiting;
-    const worktree = this.worktrees?.info(rec.id);
-    if (worktree) v.worktree = worktree;
-    return v;
+  view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
+    return this.views.view(id, turns, imageUrl);
   }
 
-  async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
-    await this.require(id);
-    const page = await this.store.historyPage(id, turns, beforeSeq);
-    return {
-      messages: toDisplayMessages(page.messages, id, imageUrl),
-      oldestSeq: page.oldestSeq,
-      hasMoreHistory: page.hasMoreHistory,
-    };
+  history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
+    return this.views.history(id, beforeSeq, turns, imageUrl);
   }
 
-  /**
-   * The decisions the session waits for, as the first frame and GET /sessions/{id} list them: those of its running
-   * turn (another daemon's, read from the stored events, when another daemon of a team runs it) and a pending plan
-   * transition (kept in the record).
-   */
-  private async pending(rec: SessionRecord): Promise<Record<string, unknown>> {
-    const turn = (await this.turns.remotePending?.(rec)) ?? this.turns.pending(rec);
-    return rec.meta.planTransition ? { ...turn, planTransition: rec.meta.planTransition } : turn;
-  }
-
-  /** The first frame of a session stream: the present state. */
-  async statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }> {
-    const rec = await this.require(id);
-    const startedAt = this.turns.turnStartedAt(id);
-    const frame: SessionEventOf<"status"> & { lastSeq: number } = {
-      type: "status",
-      sessionId: id,
-      status: this.turns.status(id),
-      mode: rec.mode,
-      lastSeq: this.events.currentSeq(id),
-      ...(await this.pending(rec)),
-    };
-    if (startedAt !== null) frame.startedAt = startedAt;
-    const trust = this.projectTrust(rec.cwd);
-    if (trust) frame.projectTrust = trust;
-    return frame;
+  statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }> {
+    return this.views.statusFrame(id);
   }
 
   async rename(id: string, title: string): Promise<SessionRecord> {
@@ -477,25 +324,9 @@ export class SessionManager implements SessionService {
     await this.writer.markOutOfContext(id);
     await this.writer.setMeta(id, { compactionSummary: undefined }, { announce: true });
     // The task: the first message the user wrote (reminders are the daemon's), read from the start, not the whole.
-    const first = await this.firstUserText(id);
+    const first = await this.views.firstUserText(id);
     this.events.publish(id, { type: "context_cleaned" });
     return first === undefined ? {} : { originalTask: first };
-  }
-
-  private async firstUserText(id: string): Promise<string | undefined> {
-    const isTask = (m: StoredMessage) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder;
-    if (!this.store.readMessages) {
-      const found = (await this.store.historyPage(id, Number.MAX_SAFE_INTEGER)).messages.find(isTask);
-      return found?.content as string | undefined;
-    }
-    for (let after = 0; ; ) {
-      const page = await this.store.readMessages(id, after, 200);
-      const found = page.find(isTask);
-      if (found) return found.content as string;
-      const last = page.at(-1);
-      if (!last || page.length < 200) return undefined;
-      after = last.seq;
-    }
   }
 
   /** Unloads the session from the daemon: ends its running turn and closes its streams. Data is kept. */
@@ -545,18 +376,6 @@ export class SessionManager implements SessionService {
   private personaNames(): string[] {
     return this.personas.list().map((p) => p.name);
   }
-}
-
-function resolveDirectory(dir: string): string {
-  if (!isAbsolute(dir)) throw ApiError.badRequest(`cwd must be an absolute path: ${dir}`);
-  let st: ReturnType<typeof statSync> | undefined;
-  try {
-    st = statSync(dir);
-  } catch {
-    throw ApiError.badRequest(`cwd does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw ApiError.badRequest(`cwd is not a directory: ${dir}`);
-  return realpathSync(dir);
 }
 
 export const SessionEventLogToken = createToken<EventLog>("session-event-log");

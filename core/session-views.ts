@@ -1,0 +1,182 @@
+import { type MessageImageUrl, toDisplayMessages } from "./display.js";
+import type { EventLog } from "./event-log-types.js";
+import type { SessionEventOf } from "./events.js";
+import type { SessionHistory, SessionView } from "./session-service.js";
+import type {
+  ProjectTrustPrompt,
+  SessionRecord,
+  SessionStatus,
+  SessionSummary,
+  StoredMessage,
+} from "./session-types.js";
+import type { WaitingDecisions } from "./session-waiting.js";
+import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
+import type { TurnController } from "./turns.js";
+import type { SessionWorktrees } from "./worktrees.js";
+
+/** What the views read besides the store and the event log (the session layer's parts). */
+export interface ViewParts {
+  require(id: string): Promise<SessionRecord>;
+  turns(): TurnController;
+  waiting: WaitingDecisions;
+  projectTrust(cwd: string): ProjectTrustPrompt | undefined;
+  worktrees(): SessionWorktrees | undefined;
+}
+
+/**
+ * What the session layer answers with: listings and summaries, GET /sessions/{id} and its history pages, and the
+ * first frame of a session's stream. Reads only: the records, the turn engine's memory, the waiting decisions.
+ */
+export class SessionViews {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly events: EventLog,
+    private readonly parts: ViewParts,
+  ) {}
+
+  async list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
+    const { sessions, total } = await (this.store.listEntries?.(query) ?? this.store.listSessions(query));
+    // Sessions share directories: ask for each directory's trust prompt once per listing.
+    const prompts = new Map<string, ProjectTrustPrompt | undefined>();
+    const trustOf = (cwd: string) => {
+      if (!prompts.has(cwd)) prompts.set(cwd, this.parts.projectTrust(cwd));
+      return prompts.get(cwd);
+    };
+    const summaries = sessions.map((s) => this.summary(s, trustOf));
+    if (query.q?.trim()) await this.attachMatches(summaries, query.q);
+    return { sessions: summaries, total };
+  }
+
+  /** Says why each listed session matched a search whose terms its title does not hold: its newest matching message. */
+  private async attachMatches(summaries: SessionSummary[], q: string): Promise<void> {
+    const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
+    await Promise.all(
+      summaries.map(async (s) => {
+        const title = (s.title ?? "").toLowerCase();
+        if (terms.every((t) => title.includes(t))) return;
+        const [hit] = await this.store.searchMessages(q, { sessionId: s.id, limit: 1 });
+        if (hit) s.match = { seq: hit.seq, role: hit.role, snippet: hit.snippet };
+      }),
+    );
+  }
+
+  summary(
+    rec: SessionListEntry | SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.parts.projectTrust(cwd),
+    status: SessionStatus = this.parts.turns().status(rec.id),
+  ): SessionSummary {
+    const s: SessionSummary = {
+      id: rec.id,
+      persona: rec.persona,
+      model: rec.model,
+      cwd: rec.cwd,
+      mode: rec.mode,
+      status,
+      isSandbox: rec.isSandbox,
+      messageCount: rec.messageCount,
+      createdAt: rec.createdAt,
+      updatedAt: rec.updatedAt,
+    };
+    if (rec.title) s.title = rec.title;
+    if (rec.pinned) s.pinned = true;
+    const trust = trustOf(rec.cwd);
+    if (trust) s.projectTrust = trust;
+    const waiting = this.parts.waiting.of(rec);
+    if (waiting) s.waiting = waiting;
+    const worktree = this.parts.worktrees()?.info(rec.id);
+    if (worktree) s.worktree = worktree;
+    return s;
+  }
+
+  async view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
+    const rec = await this.parts.require(id);
+    const page = await this.store.historyPage(id, turns);
+    const v: SessionView = {
+      id: rec.id,
+      persona: rec.persona,
+      model: rec.model,
+      cwd: rec.cwd,
+      mode: rec.mode,
+      isSandbox: rec.isSandbox,
+      shareToken: rec.shareToken,
+      shareToolResults: rec.meta.shareToolResults === true,
+      status: this.parts.turns().status(id),
+      turnStartedAt: this.parts.turns().turnStartedAt(id),
+      streaming: this.parts.turns().streaming(id),
+      messages: toDisplayMessages(page.messages, id, imageUrl),
+      oldestSeq: page.oldestSeq,
+      hasMoreHistory: page.hasMoreHistory,
+      messageCount: rec.messageCount,
+      usage: rec.usage,
+      createdAt: rec.createdAt,
+      updatedAt: rec.updatedAt,
+      lastSeq: this.events.currentSeq(id),
+      ...(await this.pending(rec)),
+    };
+    if (rec.title) v.title = rec.title;
+    if (rec.pinned) v.pinned = true;
+    if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
+    const trust = this.parts.projectTrust(rec.cwd);
+    if (trust) v.projectTrust = trust;
+    const waiting = this.parts.waiting.of(rec);
+    if (waiting) v.waiting = waiting;
+    const worktree = this.parts.worktrees()?.info(rec.id);
+    if (worktree) v.worktree = worktree;
+    return v;
+  }
+
+  async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
+    await this.parts.require(id);
+    const page = await this.store.historyPage(id, turns, beforeSeq);
+    return {
+      messages: toDisplayMessages(page.messages, id, imageUrl),
+      oldestSeq: page.oldestSeq,
+      hasMoreHistory: page.hasMoreHistory,
+    };
+  }
+
+  /**
+   * The decisions the session waits for, as the first frame and GET /sessions/{id} list them: those of its running
+   * turn (another daemon's, read from the stored events, when another daemon of a team runs it) and a pending plan
+   * transition (kept in the record).
+   */
+  private async pending(rec: SessionRecord): Promise<Record<string, unknown>> {
+    const turn = (await this.parts.turns().remotePending?.(rec)) ?? this.parts.turns().pending(rec);
+    return rec.meta.planTransition ? { ...turn, planTransition: rec.meta.planTransition } : turn;
+  }
+
+  /** The first frame of a session stream: the present state. */
+  async statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }> {
+    const rec = await this.parts.require(id);
+    const startedAt = this.parts.turns().turnStartedAt(id);
+    const frame: SessionEventOf<"status"> & { lastSeq: number } = {
+      type: "status",
+      sessionId: id,
+      status: this.parts.turns().status(id),
+      mode: rec.mode,
+      lastSeq: this.events.currentSeq(id),
+      ...(await this.pending(rec)),
+    };
+    if (startedAt !== null) frame.startedAt = startedAt;
+    const trust = this.parts.projectTrust(rec.cwd);
+    if (trust) frame.projectTrust = trust;
+    return frame;
+  }
+
+  /** The first message the user wrote (reminders are the daemon's), read from the start, not the whole. */
+  async firstUserText(id: string): Promise<string | undefined> {
+    const isTask = (m: StoredMessage) => m.role === "user" && typeof m.content === "string" && !m.meta?.reminder;
+    if (!this.store.readMessages) {
+      const found = (await this.store.historyPage(id, Number.MAX_SAFE_INTEGER)).messages.find(isTask);
+      return found?.content as string | undefined;
+    }
+    for (let after = 0; ; ) {
+      const page = await this.store.readMessages(id, after, 200);
+      const found = page.find(isTask);
+      if (found) return found.content as string;
+      const last = page.at(-1);
+      if (!last || page.length < 200) return undefined;
+      after = last.seq;
+    }
+  }
+}
