@@ -77,15 +77,23 @@ export class SessionViews {
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
     };
-    if (rec.title) s.title = rec.title;
-    if (rec.pinned) s.pinned = true;
-    const trust = trustOf(rec.cwd);
-    if (trust) s.projectTrust = trust;
+    return this.withOptional(s, rec, trustOf(rec.cwd));
+  }
+
+  /** The optional fields a summary and a view share, set only when they say something. */
+  private withOptional<T extends SessionSummary | SessionView>(
+    out: T,
+    rec: SessionListEntry | SessionRecord,
+    trust: ProjectTrustPrompt | undefined,
+  ): T {
+    if (rec.title) out.title = rec.title;
+    if (rec.pinned) out.pinned = true;
+    if (trust) out.projectTrust = trust;
     const waiting = this.parts.waiting.of(rec);
-    if (waiting) s.waiting = waiting;
+    if (waiting) out.waiting = waiting;
     const worktree = this.parts.worktrees()?.info(rec.id);
-    if (worktree) s.worktree = worktree;
-    return s;
+    if (worktree) out.worktree = worktree;
+    return out;
   }
 
   async view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
@@ -113,16 +121,8 @@ export class SessionViews {
       lastSeq: this.events.currentSeq(id),
       ...(await this.pending(rec)),
     };
-    if (rec.title) v.title = rec.title;
-    if (rec.pinned) v.pinned = true;
     if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
-    const trust = this.parts.projectTrust(rec.cwd);
-    if (trust) v.projectTrust = trust;
-    const waiting = this.parts.waiting.of(rec);
-    if (waiting) v.waiting = waiting;
-    const worktree = this.parts.worktrees()?.info(rec.id);
-    if (worktree) v.worktree = worktree;
-    return v;
+    return this.withOptional(v, rec, this.parts.projectTrust(rec.cwd));
   }
 
   async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
