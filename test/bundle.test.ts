@@ -64,7 +64,9 @@ describe("bundled build (npm run build: dist/bundle)", () => {
   let fake: FakeProvider;
   let daemon: DaemonProcess | undefined;
   let home: string;
-  before(async () => {
+  before(async function () {
+    // The bundler and a daemon process: on a loaded 2-core machine this takes far longer than a test.
+    this.timeout(180_000);
     // What `npm run build` does after tsc (a focused run after a bare tsc has the re-exports instead).
     await promisify(execFile)(process.execPath, [BUNDLER]);
     fake = await startFakeProvider();

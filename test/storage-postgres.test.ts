@@ -375,7 +375,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       try {
         const id = await d.createSession({ title: "kept across a restart" });
         expect((await d.get("/server/status")).body.database).to.deep.include({ kind: "postgres", connected: true });
-        cluster.stop();
+        await cluster.stop();
         try {
           const during = await d.get("/sessions");
           expect(during.status).to.equal(503);
@@ -384,7 +384,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
           );
           expect((await d.get("/server/status")).body.database.connected).to.equal(false);
         } finally {
-          cluster.start();
+          await cluster.start();
         }
         const after = await d.get("/sessions");
         expect(after.status).to.equal(200);
@@ -419,12 +419,12 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
             resolve(e.reason);
           });
         });
-        cluster.stop();
+        await cluster.stop();
         try {
           release();
           expect(await ended).to.equal("error");
         } finally {
-          cluster.start();
+          await cluster.start();
         }
         // The events published while the server was away waited, in order, and reach the client once it is back.
         const end = await sse.waitForType("end", 30_000);
@@ -434,7 +434,8 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         // The daemon reconnects by itself: the acknowledged message is there, and the next turn runs and is stored.
         const again = await d.sse(`/sessions/${id}/events`);
         fake.script(turn({ content: "second answer" }));
-        expect((await d.post(`/sessions/${id}/chat`, { text: "after the restart" })).status).to.equal(202);
+        const second = await d.post(`/sessions/${id}/chat`, { text: "after the restart" });
+        expect(second.status, JSON.stringify(second.body)).to.equal(202);
         await again.waitForType("end", 30_000);
         again.close();
         const rows = await query<{ role: string; content: string }>(

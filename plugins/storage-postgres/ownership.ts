@@ -27,13 +27,17 @@ export interface OwnershipOptions {
 
 const MS = "* interval '1 millisecond'";
 
-/** Takes the lease when it is free (no row, or released); the fence only grows. */
+/**
+ * Takes the lease when it is free (no row, or released), or when it is this daemon's own: a lease whose release did
+ * not reach the database (it was away when the turn ended); the caller runs no turn of the session. The fence only
+ * grows.
+ */
 const CLAIM = `
   INSERT INTO turn_leases AS l (session_id, owner, fence, expires_at, after_seq, started_at)
   SELECT s.id, $2, 1, now() + $3 ${MS}, s.event_seq_reserved, now() FROM sessions s WHERE s.id = $1
   ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, fence = l.fence + 1,
     expires_at = EXCLUDED.expires_at, after_seq = EXCLUDED.after_seq, started_at = EXCLUDED.started_at
-  WHERE l.owner IS NULL
+  WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner
   RETURNING fence`;
 
 /** Leases of gone owners, each taken by exactly one daemon (row locks, SKIP LOCKED), with a new fence. */

@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
 import { PostgresSessionStore } from "../../plugins/storage-postgres/store.js";
 
@@ -23,9 +24,9 @@ export interface PgCluster {
    */
   createDatabase(name?: string, opts?: { migrated?: boolean }): Promise<string>;
   /** Stops the server (`pg_ctl stop -m fast`), keeping the data: a test of a database that went away. */
-  stop(): void;
+  stop(): Promise<void>;
   /** Starts it again on the same port. */
-  start(): void;
+  start(): Promise<void>;
 }
 
 let cluster: Promise<PgCluster> | undefined;
@@ -97,16 +98,25 @@ async function startCluster(): Promise<PgCluster> {
     "-c shared_buffers=32MB",
   ].join(" ");
   const log = join(dir, "server.log");
-  const start = () => {
+  // Stopping and starting the server while daemons run in this process never blocks the event loop (a daemon's
+  // keep-alive timers would then all fire at once, under the requests the test makes next).
+  const runAsync = async (cmd: string, args: string[]) => {
+    const argv = asRoot ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args;
     try {
-      run("pg_ctl", ["-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start"]);
+      await promisify(execFile)(asRoot ? "runuser" : join(bin, cmd), argv, { encoding: "utf8", cwd: dir });
     } catch (err) {
-      const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
-      throw new Error(`${(err as Error).message}\n${tail}`);
+      const e = err as { code?: number; stderr?: string; stdout?: string };
+      throw new Error(`${cmd} failed (${e.code}): ${e.stderr || e.stdout}`.trim());
     }
   };
-  const stop = () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
-  start();
+  const startArgs = ["-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start"];
+  const logTail = (err: unknown) =>
+    new Error(`${(err as Error).message}\n${existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : ""}`);
+  try {
+    run("pg_ctl", startArgs);
+  } catch (err) {
+    throw logTail(err);
+  }
   let running = true;
   process.once("exit", () => {
     if (running)
@@ -131,12 +141,14 @@ async function startCluster(): Promise<PgCluster> {
       await admin(url, `CREATE DATABASE "${name.replaceAll('"', "")}" TEMPLATE ${template}`);
       return url(name);
     },
-    stop() {
-      stop();
+    async stop() {
+      await runAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
       running = false;
     },
-    start() {
-      start();
+    async start() {
+      await runAsync("pg_ctl", startArgs).catch((err) => {
+        throw logTail(err);
+      });
       running = true;
     },
   };
