@@ -6,7 +6,7 @@
 import { mib, ms, printTable } from "./lib/stats.js";
 import { med, type ProcessResult, type RunFigures } from "./process.js";
 import type { ListResult } from "./storage.js";
-import type { LoadResult } from "./streaming.js";
+import type { LoadResult } from "./streaming-load.js";
 
 export interface GoalInputs {
   proc?: ProcessResult;

@@ -4,7 +4,7 @@
  * LOAD_SESSIONS, LOAD_CLIENTS, LOAD_TOKENS, LOAD_GAP_MS tune it.
  */
 import { removeTempDirs, tempDir } from "./lib/daemon.js";
-import { manyStreams, printLoad } from "./streaming.js";
+import { manyStreams, printLoad } from "./streaming-load.js";
 
 const env = (k: string, d: number) => Number(process.env[k] ?? d);
 const r = await manyStreams(tempDir("agentd-prof-cwd-"), {

@@ -17,14 +17,8 @@ import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
 import { printScale, printWholeRead, type ScaleResult, scaleBench, wholeReadBench } from "./scale.js";
 import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
-import {
-  type LoadResult,
-  manyStreams,
-  printLoad,
-  printSingle,
-  type SingleStreamResult,
-  singleStream,
-} from "./streaming.js";
+import { printSingle, type SingleStreamResult, singleStream } from "./streaming.js";
+import { type LoadResult, manyStreams, printLoad } from "./streaming-load.js";
 import { printTeam, type TeamResult, teamBench } from "./team.js";
 import { printTeamLoad, teamLoadBench } from "./team-load.js";
 import { printTeamStore, teamStoreBench } from "./team-store.js";

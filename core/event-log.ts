@@ -1,12 +1,13 @@
 import { type Disposable, toDisposable } from "./disposable.js";
+import { EPHEMERAL_TYPES, evictUntouched, isoNow, isPromise } from "./event-log-common.js";
 import type { EventLog, FrameListener } from "./event-log-types.js";
 import type { EventBus, SessionEvent } from "./events.js";
 import type { Logger } from "./logger.js";
 import type { StoredEvent } from "./session-types.js";
 import type { Awaitable, EventBatch, EventToAppend, FeedEventToAppend, SessionStore } from "./store.js";
+import { runSteps, type Step, WriteChain } from "./write-chain.js";
 
-/** Deltas: replayable, batched to the store off the hot path, not part of the audit trail. */
-export const EPHEMERAL_TYPES: ReadonlySet<string> = new Set(["token", "thinking", "tool_output", "editor_fs_request"]);
+export { EPHEMERAL_TYPES, evictUntouched, isoNow } from "./event-log-common.js";
 
 /** How many sequence numbers are reserved durably at a time (so a crash can never make a seq be reused). */
 const RESERVE_BLOCK = 1000;
@@ -18,27 +19,11 @@ const RESERVE_AHEAD = RESERVE_BLOCK / 2;
 /** Sessions whose sequence state is kept in memory; idle ones beyond this are written back and dropped. */
 const MAX_SEQ_STATES = 2000;
 
-let lastMs = 0;
-let lastIso = "";
-/** `new Date().toISOString()`, formatted at most once per millisecond (deltas arrive many per millisecond). */
-export function isoNow(): string {
-  const ms = Date.now();
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
-}
-
 interface SeqState {
   last: number;
   reserved: number;
   /** Published since the last eviction pass (kept by the next one). */
   used: boolean;
-}
-
-function isPromise<T>(v: Awaitable<T>): v is Promise<T> {
-  return typeof (v as Promise<T> | undefined)?.then === "function";
 }
 
 /**
@@ -62,8 +47,8 @@ export class SessionEventLog implements EventLog {
   private flushTimer: NodeJS.Timeout | undefined;
   private flushSoon = false;
   private feedLast: number | undefined;
-  /** The store's writes in flight (asynchronous stores only): the next write starts after them. */
-  private writing: Promise<void> | undefined;
+  /** The store's writes, one after the other. */
+  private readonly writes: WriteChain;
   /** Callers of `durable()` waiting for the tick's flush. */
   private flushWaiters: Array<(written: Promise<void> | undefined) => void> = [];
   /** Set once the store answered a read with a promise: reservations are then made ahead of need. */
@@ -74,7 +59,9 @@ export class SessionEventLog implements EventLog {
     private readonly bus: EventBus,
     private readonly log: Logger,
     private readonly batchMs = 15,
-  ) {}
+  ) {
+    this.writes = new WriteChain(log);
+  }
 
   /** Reads the feed's sequence number (once, at boot: an asynchronous store cannot answer in `publishFeed`). */
   async open(): Promise<void> {
@@ -92,7 +79,7 @@ export class SessionEventLog implements EventLog {
       return;
     }
     // Writes issued before (a released reservation of this session) land first.
-    if (this.writing) await this.writing;
+    if (this.writes.tail) await this.writes.tail;
     if (this.seqs.has(sessionId)) return;
     const read = this.store.eventSeqReserved(sessionId);
     if (!isPromise(read)) {
@@ -140,7 +127,7 @@ export class SessionEventLog implements EventLog {
   /** Stored events after `afterSeq`; everything published before the call is written first, so nothing is skipped. */
   async replay(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
     this.flushSession(sessionId);
-    if (this.writing) await this.writing;
+    if (this.writes.tail) await this.writes.tail;
     return this.store.readEvents(sessionId, afterSeq, limit);
   }
 
@@ -182,7 +169,7 @@ export class SessionEventLog implements EventLog {
 
   async replayFeed(afterSeq: number, limit: number): Promise<StoredEvent[]> {
     this.flushFeed();
-    if (this.writing) await this.writing;
+    if (this.writes.tail) await this.writes.tail;
     return this.store.readFeed(afterSeq, limit);
   }
 
@@ -202,7 +189,7 @@ export class SessionEventLog implements EventLog {
    * events go out with the tick's own flush rather than at once: a turn's start sends its model request first.
    */
   durable(): Promise<void> {
-    if (this.pending.size === 0 && this.pendingFeed.length === 0) return this.writing ?? Promise.resolve();
+    if (this.pending.size === 0 && this.pendingFeed.length === 0) return this.writes.tail ?? Promise.resolve();
     this.scheduleSoon();
     return new Promise((resolve) => this.flushWaiters.push(resolve));
   }
@@ -218,9 +205,9 @@ export class SessionEventLog implements EventLog {
     this.flushTimer = undefined;
     this.flushAll();
     for (const [id, st] of this.seqs) {
-      if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
+      if (st.reserved > st.last) this.writes.enqueue(() => this.store.reserveEventSeq(id, st.last));
     }
-    if (this.writing) await this.writing;
+    if (this.writes.tail) await this.writes.tail;
   }
 
   /** Queues every pending event (all sessions, and the feed) as one write. */
@@ -230,7 +217,7 @@ export class SessionEventLog implements EventLog {
     for (const [sessionId, events] of this.pending) batch.sessions.push({ sessionId, events });
     this.pending.clear();
     this.pendingFeed = [];
-    this.enqueue(
+    this.writes.enqueue(
       () => this.writeBatch(batch),
       () => this.writeParts(batch),
     );
@@ -262,47 +249,14 @@ export class SessionEventLog implements EventLog {
     if (this.pendingFeed.length === 0) return;
     const batch: EventBatch = { sessions: [], feed: this.pendingFeed };
     this.pendingFeed = [];
-    this.enqueue(() => this.writeParts(batch));
+    this.writes.enqueue(() => this.writeParts(batch));
   }
 
   private flushSession(sessionId: string): void {
     const events = this.pending.get(sessionId);
     if (!events || events.length === 0) return;
     this.pending.delete(sessionId);
-    this.enqueue(() => this.writeParts({ sessions: [{ sessionId, events }], feed: [] }));
-  }
-
-  /**
-   * Runs a store write after the ones already in flight, at once when none is (a synchronous store never waits).
-   * When it fails, `retry` runs instead (or the failure is logged); the chain itself never rejects.
-   */
-  private enqueue(write: () => Awaitable<void>, retry?: () => Awaitable<void>): void {
-    const failed = (err: unknown): Awaitable<void> => {
-      if (!retry) {
-        this.log.error({ err }, "could not persist events");
-        return;
-      }
-      return runSteps([[retry, (e) => this.log.error({ err: e, cause: err }, "could not persist events")]], 0);
-    };
-    if (this.writing) {
-      this.writing = this.track(this.writing.then(write).then(undefined, failed));
-      return;
-    }
-    let result: Awaitable<void>;
-    try {
-      result = write();
-    } catch (err) {
-      result = failed(err);
-    }
-    if (isPromise(result)) this.writing = this.track(result.then(undefined, failed));
-  }
-
-  /** Keeps `p` as the chain's tail until it settles; a later write replaces it. */
-  private track(p: Promise<void>): Promise<void> {
-    const tail = p.finally(() => {
-      if (this.writing === tail) this.writing = undefined;
-    });
-    return tail;
+    this.writes.enqueue(() => this.writeParts({ sessions: [{ sessionId, events }], feed: [] }));
   }
 
   /** Durable events: written once the current synchronous run (and its microtasks) is over. */
@@ -312,7 +266,7 @@ export class SessionEventLog implements EventLog {
     process.nextTick(() => {
       this.flushSoon = false;
       this.flushAll();
-      const written = this.writing;
+      const written = this.writes.tail;
       for (const resolve of this.flushWaiters.splice(0)) resolve(written);
     });
   }
@@ -355,7 +309,7 @@ export class SessionEventLog implements EventLog {
       Math.floor(MAX_SEQ_STATES / 2),
       (id) => this.pending.has(id) || this.listeners.has(id),
       (id, st) => {
-        if (st.reserved > st.last) this.enqueue(() => this.store.reserveEventSeq(id, st.last));
+        if (st.reserved > st.last) this.writes.enqueue(() => this.store.reserveEventSeq(id, st.last));
       },
     );
   }
@@ -367,59 +321,10 @@ export class SessionEventLog implements EventLog {
     if (st.last > st.reserved - (this.asyncStore ? RESERVE_AHEAD : 0)) {
       st.reserved = Math.max(st.reserved, st.last) + RESERVE_BLOCK - (this.asyncStore ? 0 : 1);
       const upTo = st.reserved;
-      this.enqueue(() => this.store.reserveEventSeq(sessionId, upTo));
+      this.writes.enqueue(() => this.store.reserveEventSeq(sessionId, upTo));
     }
     return st.last;
   }
 }
 
 function noop(): void {}
-
-/**
- * Drops up to `count` entries, oldest first, that were not used since the last pass and are not `busy` (`drop` is
- * told first); the entries passed over are marked unused for the next pass.
- */
-export function evictUntouched<V extends { used: boolean }>(
-  map: Map<string, V>,
-  count: number,
-  busy: (id: string, v: V) => boolean,
-  drop: (id: string, v: V) => void,
-): void {
-  let left = count;
-  for (const [id, v] of map) {
-    if (left === 0) break;
-    if (v.used || busy(id, v)) {
-      v.used = false;
-      continue;
-    }
-    drop(id, v);
-    map.delete(id);
-    left--;
-  }
-}
-
-/** A store call and what to do when it fails. */
-type Step = [run: () => Awaitable<void>, onError: (err: unknown) => void];
-
-/** Runs the steps in order: synchronously while they answer synchronously, then on their promises. */
-function runSteps(steps: Step[], from: number): Awaitable<void> {
-  for (let i = from; i < steps.length; i++) {
-    const [run, onError] = steps[i] as Step;
-    let result: Awaitable<void>;
-    try {
-      result = run();
-    } catch (err) {
-      onError(err);
-      continue;
-    }
-    if (isPromise(result)) {
-      return result.then(
-        () => runSteps(steps, i + 1),
-        (err) => {
-          onError(err);
-          return runSteps(steps, i + 1);
-        },
-      );
-    }
-  }
-}

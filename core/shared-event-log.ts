@@ -1,132 +1,25 @@
-import { type Disposable, toDisposable } from "./disposable.js";
+import type { Disposable } from "./disposable.js";
 import { ApiError } from "./errors.js";
-import { EPHEMERAL_TYPES, evictUntouched, isoNow } from "./event-log.js";
+import { Channel } from "./event-channel.js";
+import { evictUntouched, isoNow } from "./event-log-common.js";
 import type { EventLog, FrameListener } from "./event-log-types.js";
 import type { EventBus, SessionEvent } from "./events.js";
 import type { Logger } from "./logger.js";
+import {
+  boundWaiting,
+  MAX_WAITING,
+  type Outgoing,
+  outgoingFeedEvent,
+  outgoingSessionEvent,
+} from "./outgoing-events.js";
 import type { StoredEvent } from "./session-types.js";
-import type { EventListener, EventRing, SessionStore, SharedEvents, UnnumberedEvent } from "./store.js";
+import type { EventListener, EventRing, SessionStore, SharedEvents } from "./store.js";
 
-/** Reads of events another daemon appended go in pages of this many. */
-const READ_PAGE = 500;
 /** Sessions followed in memory; idle ones beyond this are dropped (the next `load` reads their position again). */
 const MAX_CHANNELS = 2000;
-/** A read that failed (the database is away) is tried again after this long. */
-const RETRY_READ_MS = 250;
 /** Writes that found the database away are tried again after this long, doubling up to the maximum. */
 const RETRY_WRITE_MS = 100;
 const MAX_RETRY_WRITE_MS = 2000;
-/** Events of one session that wait for the database at most; beyond, the oldest deltas are dropped. */
-const MAX_WAITING = 5000;
-
-/** An event of this daemon waiting for its number, with its wire object (for the in-process bus). */
-interface Outgoing extends UnnumberedEvent {
-  wire: Record<string, unknown>;
-}
-
-/**
- * One numbered log as this daemon follows it (a session's, or the feed): what is known to be stored, what the local
- * subscribers were given, and the frames this daemon appended itself (handed out without reading them back).
- * Subscribers get every number once, in order: from those frames while they follow on, else read from the store.
- */
-class Channel {
-  /** The last number known to be stored: by this daemon's appends, the doorbell or a read of the position. */
-  known = 0;
-  /** The last number handed to the subscribers (equal to `known` while there are none). */
-  delivered = 0;
-  readonly listeners = new Set<FrameListener>();
-  /** This daemon's appends in flight: a gap is read only after them (their result usually fills it). */
-  inflight = 0;
-  /** Set while the position may be behind (never read, or the doorbell was away): the next `load` reads it. */
-  stale = false;
-  /** Touched since the last eviction pass. */
-  used = true;
-  loading: Promise<void> | undefined;
-  private readonly frames = new Map<number, string>();
-  private reading = false;
-  private retry: NodeJS.Timeout | undefined;
-
-  constructor(
-    /** Stored events after `after` (at most `limit`); `upTo` is the last number known to be stored. */
-    private readonly read: (after: number, limit: number, upTo: number) => Promise<StoredEvent[]>,
-    private readonly onReadError: (err: unknown) => void,
-  ) {}
-
-  get idle(): boolean {
-    return this.listeners.size === 0 && this.inflight === 0 && !this.loading && !this.reading;
-  }
-
-  /** The log has events up to `seq`. */
-  advance(seq: number): void {
-    if (seq > this.known) this.known = seq;
-    this.pump();
-  }
-
-  /** This daemon stored `jsons` with the numbers from `first` on. */
-  appended(first: number, jsons: string[]): void {
-    if (this.listeners.size > 0) {
-      for (let i = 0; i < jsons.length; i++) {
-        if (first + i > this.delivered) this.frames.set(first + i, jsons[i] as string);
-      }
-    }
-    this.advance(first + jsons.length - 1);
-  }
-
-  /** Hands out everything known, in order. */
-  pump(): void {
-    while (this.delivered < this.known) {
-      if (this.listeners.size === 0) {
-        this.delivered = this.known;
-        this.frames.clear();
-        return;
-      }
-      const next = this.delivered + 1;
-      const json = this.frames.get(next);
-      if (json === undefined) break;
-      this.frames.delete(next);
-      this.deliver(next, json);
-    }
-    if (this.delivered >= this.known || this.reading || this.inflight > 0 || this.retry) return;
-    this.reading = true;
-    const upTo = this.known;
-    this.read(this.delivered, READ_PAGE, upTo).then(
-      (rows) => {
-        this.reading = false;
-        for (const r of rows) if (r.seq > this.delivered && this.listeners.size > 0) this.deliver(r.seq, r.json);
-        // Numbers known but not found were stored with a session that is gone since: nothing to hand out.
-        if (rows.length < READ_PAGE && this.delivered < upTo) this.delivered = upTo;
-        for (const seq of this.frames.keys()) if (seq <= this.delivered) this.frames.delete(seq);
-        this.pump();
-      },
-      (err: unknown) => {
-        this.reading = false;
-        this.onReadError(err);
-        this.retry = setTimeout(() => {
-          this.retry = undefined;
-          this.pump();
-        }, RETRY_READ_MS);
-        this.retry.unref?.();
-      },
-    );
-  }
-
-  private deliver(seq: number, json: string): void {
-    this.delivered = seq;
-    // A read may return rows committed after the ring it answered: they are known now.
-    if (seq > this.known) this.known = seq;
-    for (const fn of this.listeners) fn(seq, json);
-  }
-
-  subscribe(fn: FrameListener): Disposable {
-    this.listeners.add(fn);
-    return toDisposable(() => this.listeners.delete(fn));
-  }
-
-  stop(): void {
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = undefined;
-  }
-}
 
 /**
  * The event log of a daemon in a team: several daemons on one database (a store with `sharedEvents`). Nothing is
@@ -199,28 +92,12 @@ export class SharedEventLog implements EventLog {
   }
 
   publish(sessionId: string, event: SessionEvent): void {
-    const wire: Record<string, unknown> = { type: event.type, sessionId, seq: 0 };
-    const rest: Record<string, unknown> = {};
-    for (const key in event) {
-      if (key === "type" || key === "seq" || key === "sessionId") continue;
-      const value = (event as Record<string, unknown>)[key];
-      wire[key] = value;
-      rest[key] = value;
-    }
-    const head = `{"type":${JSON.stringify(event.type)},"sessionId":${JSON.stringify(sessionId)},"seq":`;
     let queue = this.pending.get(sessionId);
     if (!queue) {
       queue = [];
       this.pending.set(sessionId, queue);
     }
-    queue.push({
-      ts: isoNow(),
-      type: event.type,
-      head,
-      tail: tailOf(rest),
-      ephemeral: EPHEMERAL_TYPES.has(event.type),
-      wire,
-    });
+    queue.push(outgoingSessionEvent(sessionId, event));
     this.published++;
     this.schedule();
   }
@@ -241,17 +118,7 @@ export class SharedEventLog implements EventLog {
   }
 
   publishFeed(event: SessionEvent & { sessionId: string }): void {
-    const { type, ...rest } = event;
-    const { seq: _seq, ...payload } = rest as Record<string, unknown>;
-    const wire = { type, seq: 0, ...payload };
-    this.pendingFeed.push({
-      ts: isoNow(),
-      type,
-      head: `{"type":${JSON.stringify(type)},"seq":`,
-      tail: tailOf(payload),
-      ephemeral: false,
-      wire,
-    });
+    this.pendingFeed.push(outgoingFeedEvent(event));
     this.published++;
     this.schedule();
   }
@@ -401,19 +268,15 @@ export class SharedEventLog implements EventLog {
       this.pendingFeed = [...events, ...this.pendingFeed];
       return;
     }
-    let queue = [...events, ...(this.pending.get(sessionId) ?? [])];
+    const queue = [...events, ...(this.pending.get(sessionId) ?? [])];
+    const kept = boundWaiting(queue);
     if (queue.length > MAX_WAITING) {
-      // A long outage must not hold a turn's every delta in memory: the oldest deltas (tokens, thinking) go first;
-      // the messages they add up to are not deltas, and are kept.
-      let drop = queue.length - MAX_WAITING;
-      const before = queue.length;
-      queue = queue.filter((e) => !(e.ephemeral && drop-- > 0));
       this.log.warn(
-        { sessionId, dropped: before - queue.length },
+        { sessionId, dropped: queue.length - kept.length },
         "the database is away: the oldest streaming deltas waiting to be stored were dropped",
       );
     }
-    this.pending.set(sessionId, queue);
+    this.pending.set(sessionId, kept);
   }
 
   /**
@@ -459,10 +322,4 @@ export class SharedEventLog implements EventLog {
       (_id, ch) => ch.stop(),
     );
   }
-}
-
-/** The JSON of the payload after the sequence number: `,"k":v...}` (or `}` when there is none). */
-function tailOf(payload: Record<string, unknown>): string {
-  const body = JSON.stringify(payload);
-  return body === "{}" ? "}" : `,${body.slice(1)}`;
 }
