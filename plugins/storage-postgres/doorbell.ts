@@ -33,6 +33,8 @@ export class Doorbell {
   private closed = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The subscribers' LISTENs, one after the other (a connection runs one query at a time). */
+  private listens: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly host: DoorbellHost) {}
 
@@ -50,7 +52,10 @@ export class Doorbell {
       throw err;
     }
     const client = this.client;
-    if (client && !this.closed) await client.query(`LISTEN ${ring.channel}`);
+    if (!client || this.closed) return;
+    const listened = this.listens.then(() => client.query(`LISTEN ${ring.channel}`));
+    this.listens = listened.catch(() => {});
+    await listened;
   }
 
   unsubscribe(ring: Ring): void {
