@@ -17,6 +17,7 @@ import type { AnyRoute } from "../core/routes.js";
 import type { ServiceContainer } from "./container.js";
 import { RENAMED_CAPABILITIES } from "./plugin-access.js";
 import { pluginContext } from "./plugin-context.js";
+import { attachManifest } from "./plugin-manifest.js";
 import { PluginOptionsValidator } from "./plugin-options.js";
 import type { PluginSource } from "./plugin-sources.js";
 
@@ -130,17 +131,23 @@ export class PluginHost {
     }
     for (const entry of this.order()) {
       if (entry.state !== "pending") continue;
+      const t0 = performance.now();
+      try {
+        // The manifest read before the code ran (package.json's for a third-party plugin) is the one it runs with.
+        entry.plugin = attachManifest(await entry.source.load(), entry.manifest);
+      } catch (err) {
+        this.fail(entry, `cannot load: ${errorMessage(err)}`, err);
+        entry.bootMs = performance.now() - t0;
+        continue;
+      }
+      // Its `requires`, with what its `deps` require (the code tells those).
+      entry.manifest = entry.plugin.manifest;
       const missing = this.missingRequirement(entry.manifest);
       if (missing) {
         this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
         continue;
       }
-      const t0 = performance.now();
       try {
-        entry.plugin = await entry.source.load();
-        // package.json's manifest is authoritative (read before the code ran); the options schema may live in code.
-        const schema = entry.plugin.manifest.configSchema;
-        if (!entry.manifest.configSchema && schema) entry.manifest = { ...entry.manifest, configSchema: schema };
         entry.ctx = pluginContext(entry, this.deps, this.optionsValidator);
         entry.plugin.register(entry.ctx);
         entry.state = "active";
