@@ -67,6 +67,8 @@ describe("a third-party plugin's manifest lives in its package.json", () => {
       "differs",
       `manifest: { id: "differs", version: "2.0.1", description: "from package.json", capabilities: ["routes", "storage"] },`,
     );
+    // The code states only some fields (not its capabilities): what it leaves out it does not contradict.
+    plugins.partial = writePlugin(root, "partial", `manifest: { id: "partial", version: "2.0.0" },`);
     plugins.otherId = writePlugin(
       root,
       "other-id",
@@ -82,7 +84,16 @@ describe("a third-party plugin's manifest lives in its package.json", () => {
       "needs-service",
       `deps: { missing: { id: "no-such-service", symbol: Symbol.for("agentd:no-such-service") } },`,
     );
-    const ids = ["bare", "bad-options", "repeated", "differs", "other-id", "schema-differs", "needs-service"];
+    const ids = [
+      "bare",
+      "bad-options",
+      "repeated",
+      "partial",
+      "differs",
+      "other-id",
+      "schema-differs",
+      "needs-service",
+    ];
     d = await startTestDaemon({
       config: {
         plugins: Object.values(plugins),
@@ -125,6 +136,7 @@ describe("a third-party plugin's manifest lives in its package.json", () => {
   it("still loads a plugin that repeats its manifest in the code when it matches, with the code's options schema", async () => {
     expect(await status("repeated")).to.deep.include({ state: "active", version: "2.0.0" });
     expect(await callGreet("repeated")).to.equal("2.0.0 Hello");
+    expect(await status("partial")).to.deep.include({ state: "active", capabilities: ["routes"] });
   });
 
   it("refuses a manifest in the code that differs from package.json, naming the fields; the daemon goes on", async () => {
