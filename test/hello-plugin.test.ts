@@ -36,7 +36,8 @@ describe("examples/hello-plugin", () => {
         }
         expect(
           readFileSync(join(HELLO_EXAMPLE, f), "utf8"),
-          `examples/hello-plugin/${f} is not what \`agentd plugin new hello\` writes (regenerate it)`,
+          `examples/hello-plugin/${f} is not what \`agentd plugin new hello\` writes: regenerate it (\`node dist/host/main.js ` +
+            "plugin new hello --dir DIR`, then copy DIR/hello's files there, keeping the dev dependency file:../..)",
         ).to.equal(text);
       }
     } finally {
