@@ -130,7 +130,8 @@ export class PluginHost {
       this.grant(entry);
     }
     for (const entry of this.order()) {
-      if (entry.state !== "pending") continue;
+      // What package.json requires is checked before its code is imported; what its `deps` add, after.
+      if (entry.state !== "pending" || !this.requirementsMet(entry)) continue;
       const t0 = performance.now();
       try {
         // The manifest read before the code ran (package.json's for a third-party plugin) is the one it runs with.
@@ -140,13 +141,8 @@ export class PluginHost {
         entry.bootMs = performance.now() - t0;
         continue;
       }
-      // Its `requires`, with what its `deps` require (the code tells those).
       entry.manifest = entry.plugin.manifest;
-      const missing = this.missingRequirement(entry.manifest);
-      if (missing) {
-        this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
-        continue;
-      }
+      if (!this.requirementsMet(entry)) continue;
       try {
         entry.ctx = pluginContext(entry, this.deps, this.optionsValidator);
         entry.plugin.register(entry.ctx);
@@ -286,6 +282,13 @@ export class PluginHost {
    */
   private hostProvides(id: string): boolean {
     return this.deps.services.ownerOf(id) === "host";
+  }
+
+  /** Whether every requirement is loaded; fails the plugin, naming the first missing one, if not. */
+  private requirementsMet(entry: Entry): boolean {
+    const missing = this.missingRequirement(entry.manifest);
+    if (missing) this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
+    return missing === undefined;
   }
 
   private missingRequirement(m: PluginManifest): string | undefined {

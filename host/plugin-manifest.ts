@@ -8,7 +8,7 @@ const COMPARED = ["id", "version", "description", "capabilities", "requires", "p
  * The plugin as it runs: its code with the manifest the host read before importing it (package.json's `agentd` key
  * for a third-party plugin, the code's own for a built-in one), completed from the code: the options schema
  * (`options`, else a `configSchema` in code, else package.json's) and the services its `deps` require. A third-party
- * plugin whose code still states a manifest must agree with package.json in each field it states; a mismatch throws,
+ * plugin whose code still states a manifest must agree with package.json in each field both state; a mismatch throws,
  * naming the fields.
  */
 export function attachManifest(code: PluginDefinition, declared: PluginManifest): Plugin {
@@ -37,11 +37,11 @@ export function attachManifest(code: PluginDefinition, declared: PluginManifest)
 function differences(code: PluginManifest, pkg: PluginManifest, fromDeps: string[]): string[] {
   const out: string[] = [];
   for (const key of COMPARED) {
-    // What the code leaves out it does not contradict.
-    if (code[key] === undefined) continue;
+    // A field only one of them states is no contradiction (package.json's, or its absence, holds).
+    if (code[key] === undefined || pkg[key] === undefined) continue;
     let a: unknown = code[key];
     let b: unknown = pkg[key];
-    // Lists are sets (a missing one is empty); `requires` also holds what the deps require, stated or not.
+    // Lists are sets; `requires` also holds what the deps require, stated or not.
     if (key === "capabilities" || key === "provides" || key === "requires") {
       const extra = key === "requires" ? fromDeps : [];
       a = [...new Set([...((a as string[] | undefined) ?? []), ...extra])].sort();

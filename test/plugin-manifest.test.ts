@@ -69,6 +69,13 @@ describe("a third-party plugin's manifest lives in its package.json", () => {
     );
     // The code states only some fields (not its capabilities): what it leaves out it does not contradict.
     plugins.partial = writePlugin(root, "partial", `manifest: { id: "partial", version: "2.0.0" },`);
+    // package.json states no description, the code does: no contradiction, and package.json's manifest holds.
+    plugins.pkgPartial = writePlugin(
+      root,
+      "pkg-partial",
+      `manifest: { id: "pkg-partial", version: "2.0.0", description: "in the code only", capabilities: ["routes"] },`,
+      { version: "2.0.0", capabilities: ["routes"] },
+    );
     plugins.otherId = writePlugin(
       root,
       "other-id",
@@ -133,10 +140,11 @@ describe("a third-party plugin's manifest lives in its package.json", () => {
     expect(s?.error).to.match(/pluginOptions\.bad-options\.greeting/);
   });
 
-  it("still loads a plugin that repeats its manifest in the code when it matches, with the code's options schema", async () => {
+  it("still loads a plugin that repeats its manifest in the code where the fields both state match", async () => {
     expect(await status("repeated")).to.deep.include({ state: "active", version: "2.0.0" });
     expect(await callGreet("repeated")).to.equal("2.0.0 Hello");
     expect(await status("partial")).to.deep.include({ state: "active", capabilities: ["routes"] });
+    expect(await status("pkg-partial")).to.deep.include({ state: "active", description: "" });
   });
 
   it("refuses a manifest in the code that differs from package.json, naming the fields; the daemon goes on", async () => {
