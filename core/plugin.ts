@@ -44,7 +44,10 @@ export interface PluginManifest {
   capabilities?: Capability[];
   /** A required plugin that fails stops the daemon; any other is unloaded and reported. */
   required?: boolean;
-  /** JSON Schema of this plugin's options (config key `pluginOptions.<id>`), validated before `register`. */
+  /**
+   * JSON Schema of this plugin's options (config key `pluginOptions.<id>`), validated before `register`. In code,
+   * give it as `definePlugin({options})`; in package.json it serves plugins written in plain JavaScript.
+   */
   configSchema?: TSchema;
   /** Upper bound for `start`; default 10 s. */
   startTimeoutMs?: number;
@@ -67,7 +70,7 @@ export interface ContributionPoint<T> {
   add(item: T): Disposable;
 }
 
-/** The options a plugin gets: the static type of its `configSchema` (validated, defaults applied), else a record. */
+/** The options a plugin gets: the static type of its options schema (validated, defaults applied), else a record. */
 export type OptionsOf<S extends TSchema> = TSchema extends S ? Record<string, unknown> : Static<S>;
 
 /** A dependency the plugin works without: `ctx.deps.<key>` is undefined when nobody provides it. */
@@ -95,7 +98,7 @@ export interface PluginContext<O = Record<string, unknown>, D = Record<string, u
   readonly id: string;
   readonly manifest: PluginManifest;
   readonly log: Logger;
-  /** The `pluginOptions.<id>` value validated against `manifest.configSchema` (defaults applied), or `{}`. */
+  /** The `pluginOptions.<id>` value validated against the plugin's options schema (defaults applied), or `{}`. */
   readonly options: O;
   /** The daemon home directory (AGENTD_HOME). */
   readonly home: string;
@@ -127,8 +130,22 @@ export interface PluginContext<O = Record<string, unknown>, D = Record<string, u
   onDispose(d: Disposable | (() => void)): void;
 }
 
-export interface Plugin<O = Record<string, unknown>, D = Record<string, unknown>> {
-  manifest: PluginManifest;
+/**
+ * What `definePlugin` takes and a third-party plugin's module exports: its code. A built-in plugin (no package.json of
+ * its own) carries its manifest here; a third-party plugin leaves it out, and the loader takes it from the `agentd`
+ * key of its package.json (read before the code is imported) and attaches it.
+ */
+export interface PluginDefinition<O = Record<string, unknown>, D = Record<string, unknown>> {
+  /**
+   * Built-in plugins only. A third-party plugin that still states it must state what its package.json says (the
+   * loader refuses a mismatch), or leave it out.
+   */
+  manifest?: PluginManifest;
+  /**
+   * The TypeBox schema of its options (config key `pluginOptions.<id>`): validated before `register`, defaults
+   * applied, and the static type of `ctx.options`. (A built-in plugin may give it as `manifest.configSchema`.)
+   */
+  options?: TSchema;
   /** The services it uses, by token (Backstage's `deps`): typed in `ctx.deps`, required ones added to `requires`. */
   deps?: DepsSpec;
   /** Synchronous and declarative: add contributions, provide services. */
@@ -139,22 +156,42 @@ export interface Plugin<O = Record<string, unknown>, D = Record<string, unknown>
   stop?(ctx: PluginContext<O, D>): Promise<void> | void;
 }
 
-/**
- * Declares a plugin. With `deps: {key: Token | optional(Token)}`, `ctx.deps.key` is the service, typed. With
- * `manifest.configSchema` (a TypeBox schema), `ctx.options` has the schema's static type:
- * the loader validates `pluginOptions.<id>` against it (applying defaults) before `register`, and a plugin whose
- * options are invalid is not loaded.
- */
-export function definePlugin<S extends TSchema = TSchema, D extends DepsSpec = Record<never, never>>(
-  plugin: Plugin<OptionsOf<S>, DepsOf<D>> & { manifest: PluginManifest & { configSchema?: S }; deps?: D },
-): Plugin {
-  const required = Object.values(plugin.deps ?? {})
+/** A plugin with its manifest: a built-in one as defined, a third-party one once the loader attached package.json's. */
+export interface Plugin<O = Record<string, unknown>, D = Record<string, unknown>> extends PluginDefinition<O, D> {
+  manifest: PluginManifest;
+}
+
+/** The ids of the services a plugin requires through its `deps` (not the optional ones). */
+export function requiredDeps(plugin: Pick<PluginDefinition, "deps">): string[] {
+  return Object.values(plugin.deps ?? {})
     .filter((d): d is ServiceToken<unknown> => !("optional" in d))
     .map((t) => t.id);
-  if (!required.length) return plugin as unknown as Plugin;
+}
+
+type Defined<S extends TSchema, D extends DepsSpec> = Omit<
+  PluginDefinition<OptionsOf<S>, DepsOf<D>>,
+  "manifest" | "options" | "deps"
+> & { options?: S; deps?: D };
+
+/**
+ * Declares a plugin. A third-party plugin gives no manifest (package.json's `agentd` key is its manifest); a built-in
+ * one gives it here. With `options` (a TypeBox schema), `ctx.options` has the schema's static type: the loader
+ * validates `pluginOptions.<id>` against it (applying defaults) before `register`, and a plugin whose options are
+ * invalid is not loaded. With `deps: {key: Token | optional(Token)}`, `ctx.deps.key` is the service, typed; the
+ * required ones are added to the manifest's `requires`.
+ */
+export function definePlugin<S extends TSchema = TSchema, D extends DepsSpec = Record<never, never>>(
+  plugin: Defined<S, D> & { manifest: PluginManifest & { configSchema?: S } },
+): Plugin;
+export function definePlugin<S extends TSchema = TSchema, D extends DepsSpec = Record<never, never>>(
+  plugin: Defined<S, D> & { manifest?: undefined },
+): PluginDefinition;
+export function definePlugin(plugin: PluginDefinition): PluginDefinition {
+  const required = requiredDeps(plugin);
+  if (!plugin.manifest || !required.length) return plugin;
   // Required deps order the plugin after their providers and fail it cleanly when none is loaded.
   const requires = [...new Set([...(plugin.manifest.requires ?? []), ...required])];
-  return { ...plugin, manifest: { ...plugin.manifest, requires } } as unknown as Plugin;
+  return { ...plugin, manifest: { ...plugin.manifest, requires } };
 }
 
 export type { CommandInvocation };

@@ -93,6 +93,7 @@ export {
   optional,
   type Plugin,
   type PluginContext,
+  type PluginDefinition,
   type PluginManifest,
   type ServiceAccess,
 } from "./plugin.js";

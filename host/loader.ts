@@ -17,6 +17,7 @@ import type { AnyRoute } from "../core/routes.js";
 import type { ServiceContainer } from "./container.js";
 import { RENAMED_CAPABILITIES } from "./plugin-access.js";
 import { pluginContext } from "./plugin-context.js";
+import { attachManifest } from "./plugin-manifest.js";
 import { PluginOptionsValidator } from "./plugin-options.js";
 import type { PluginSource } from "./plugin-sources.js";
 
@@ -129,18 +130,20 @@ export class PluginHost {
       this.grant(entry);
     }
     for (const entry of this.order()) {
-      if (entry.state !== "pending") continue;
-      const missing = this.missingRequirement(entry.manifest);
-      if (missing) {
-        this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
-        continue;
-      }
+      // What package.json requires is checked before its code is imported; what its `deps` add, after.
+      if (entry.state !== "pending" || !this.requirementsMet(entry)) continue;
       const t0 = performance.now();
       try {
-        entry.plugin = await entry.source.load();
-        // package.json's manifest is authoritative (read before the code ran); the options schema may live in code.
-        const schema = entry.plugin.manifest.configSchema;
-        if (!entry.manifest.configSchema && schema) entry.manifest = { ...entry.manifest, configSchema: schema };
+        // The manifest read before the code ran (package.json's for a third-party plugin) is the one it runs with.
+        entry.plugin = attachManifest(await entry.source.load(), entry.manifest);
+      } catch (err) {
+        this.fail(entry, `cannot load: ${errorMessage(err)}`, err);
+        entry.bootMs = performance.now() - t0;
+        continue;
+      }
+      entry.manifest = entry.plugin.manifest;
+      if (!this.requirementsMet(entry)) continue;
+      try {
         entry.ctx = pluginContext(entry, this.deps, this.optionsValidator);
         entry.plugin.register(entry.ctx);
         entry.state = "active";
@@ -279,6 +282,13 @@ export class PluginHost {
    */
   private hostProvides(id: string): boolean {
     return this.deps.services.ownerOf(id) === "host";
+  }
+
+  /** Whether every requirement is loaded; fails the plugin, naming the first missing one, if not. */
+  private requirementsMet(entry: Entry): boolean {
+    const missing = this.missingRequirement(entry.manifest);
+    if (missing) this.fail(entry, `requires "${missing}", which no loaded plugin provides`);
+    return missing === undefined;
   }
 
   private missingRequirement(m: PluginManifest): string | undefined {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Plugin, PluginManifest } from "../core/plugin.js";
+import type { Plugin, PluginDefinition, PluginManifest } from "../core/plugin.js";
 
 /** A plugin before it runs: its manifest is known, its code may not be imported yet. */
 export interface PluginSource {
@@ -10,7 +10,8 @@ export interface PluginSource {
   origin: "builtin" | "config" | "project";
   /** What the config named (a path or a package name); the id for built-ins. */
   spec: string;
-  load(): Promise<Plugin>;
+  /** Imports its code (a third-party plugin's has no manifest: the loader attaches this one). */
+  load(): Promise<PluginDefinition>;
 }
 
 export function builtinSource(plugin: Plugin): PluginSource {
@@ -54,13 +55,10 @@ export function thirdPartySource(
     async load() {
       // A version (a project plugin's content hash) makes a changed entry module load afresh, not from the cache.
       const url = pathToFileURL(entry).href + (opts.version ? `?v=${opts.version}` : "");
-      const mod = (await import(url)) as { default?: Plugin; plugin?: Plugin };
+      const mod = (await import(url)) as { default?: PluginDefinition; plugin?: PluginDefinition };
       const plugin = mod.default ?? mod.plugin;
-      if (!plugin || typeof plugin.register !== "function" || !plugin.manifest) {
+      if (!plugin || typeof plugin.register !== "function") {
         throw new Error(`${entry} does not export a plugin (default export of definePlugin(...))`);
-      }
-      if (plugin.manifest.id !== manifest.id) {
-        throw new Error(`the code's manifest id "${plugin.manifest.id}" differs from package.json "${manifest.id}"`);
       }
       return plugin;
     },

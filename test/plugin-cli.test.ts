@@ -1,32 +1,12 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import { makeTempHome, startTestDaemon } from "../testing/daemon.js";
+import { HELLO_EXAMPLE as HELLO, linkDevDependencies, REPO, sh } from "./support/plugin-package.js";
 
-const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
-const HELLO = join(REPO, "examples", "hello-plugin");
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("AGENTD_")) env[k] = v;
-  return env;
-}
-
-async function sh(cmd: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(cmd, args, { cwd, env: cleanEnv(), maxBuffer: 16 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const agentd = (home: string, cwd: string, ...args: string[]) =>
   sh(process.execPath, [MAIN, "--home", home, ...args], cwd);
@@ -68,16 +48,11 @@ describe("agentd plugin add / remove / list / new", () => {
       expect(existsSync(join(dir, f)), f).to.equal(true);
     }
     // What `npm install` would provide, offline: this checkout as `agentd`, and its TypeScript.
-    mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
-    mkdirSync(join(dir, "node_modules", "@types"));
-    symlinkSync(REPO, join(dir, "node_modules", "agentd"));
-    symlinkSync(join(REPO, "node_modules", "typescript"), join(dir, "node_modules", "typescript"));
-    symlinkSync(join(REPO, "node_modules", "@types", "node"), join(dir, "node_modules", "@types", "node"));
-    symlinkSync("../typescript/bin/tsc", join(dir, "node_modules", ".bin", "tsc"));
+    linkDevDependencies(dir);
     const tested = await sh("npm", ["test"], dir);
     expect(tested.code, tested.stdout + tested.stderr).to.equal(0);
     expect(tested.stdout)
-      .to.match(/# pass 3/)
+      .to.match(/# pass 4/)
       .and.match(/# fail 0/);
 
     const added = await agentd(home, work, "plugin", "add", "./demo-plugin", "--yes");
@@ -99,7 +74,7 @@ describe("agentd plugin add / remove / list / new", () => {
       const status = (await d.get("/server/status")).body;
       const demo = status.plugins.find((p: { id: string }) => p.id === "demo-plugin");
       expect(demo).to.deep.include({ state: "active", origin: "config", capabilities: ["routes"] });
-      expect((await d.get("/plugins/demo-plugin/status")).body).to.deep.equal({ greeting: "Ahoy" });
+      expect((await d.get("/plugins/demo-plugin/greeting?name=Ada")).body).to.deep.equal({ greeting: "Ahoy, Ada!" });
     } finally {
       await d.stop();
     }
@@ -110,7 +85,7 @@ describe("agentd plugin add / remove / list / new", () => {
         spec: "demo-plugin",
         id: "demo-plugin",
         version: "0.1.0",
-        description: "The demo-plugin agentd plugin: a greeting tool and a status route",
+        description: "The demo-plugin agentd plugin: a greeting tool and a greeting route",
         requested: ["routes"],
         allowed: ["routes"],
       },
@@ -126,9 +101,7 @@ describe("agentd plugin add / remove / list / new", () => {
     this.timeout(90_000); // tsc, npm pack and npm install, each a process
     expect((await agentd(home, work, "plugin", "new", "packed-plugin")).code).to.equal(0);
     const dir = join(work, "packed-plugin");
-    mkdirSync(join(dir, "node_modules", "@types"), { recursive: true });
-    symlinkSync(REPO, join(dir, "node_modules", "agentd"));
-    symlinkSync(join(REPO, "node_modules", "@types", "node"), join(dir, "node_modules", "@types", "node"));
+    linkDevDependencies(dir);
     const built = await sh(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir);
     expect(built.code, built.stdout + built.stderr).to.equal(0);
     const packed = await sh("npm", ["pack", "--ignore-scripts"], dir);
@@ -151,7 +124,7 @@ describe("agentd plugin add / remove / list / new", () => {
       const status = (await d.get("/server/status")).body;
       const packedPlugin = status.plugins.find((p: { id: string }) => p.id === "packed-plugin");
       expect(packedPlugin).to.deep.include({ state: "active", origin: "config", capabilities: ["routes"] });
-      expect((await d.get("/plugins/packed-plugin/status")).body).to.deep.equal({ greeting: "Hello" });
+      expect((await d.get("/plugins/packed-plugin/greeting")).body).to.deep.equal({ greeting: "Hello, world!" });
     } finally {
       await d.stop();
     }

@@ -1,6 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { type Capability, definePlugin, defineRoute, type Plugin, T } from "../core/index.js";
 import { ToolRegistryToken } from "../core/registries.js";
@@ -11,8 +10,7 @@ import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { makeTempHome, startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { makeToolContext } from "../testing/plugin-harness.js";
-
-const HELLO = fileURLToPath(new URL("../../examples/hello-plugin", import.meta.url));
+import { builtHelloExample } from "./support/plugin-package.js";
 
 function plugin(
   id: string,
@@ -29,10 +27,15 @@ function plugin(
 describe("plugin host", () => {
   describe("a third-party plugin (examples/hello-plugin) from the config", () => {
     let d: TestDaemon;
+    let example: string;
     before(async () => {
-      d = await startTestDaemon({ config: { plugins: [HELLO], pluginCapabilities: { hello: ["routes"] } } });
+      example = builtHelloExample();
+      d = await startTestDaemon({ config: { plugins: [example], pluginCapabilities: { hello: ["routes"] } } });
     });
-    after(async () => d.cleanup());
+    after(async () => {
+      await d.cleanup();
+      rmSync(example, { recursive: true, force: true });
+    });
 
     it("serves its route under /api/v1/plugins/hello, authenticated", async () => {
       const res = await d.get("/plugins/hello/greeting?name=Ada");
@@ -50,7 +53,7 @@ describe("plugin host", () => {
       const hello = status.plugins.find((p: { id: string }) => p.id === "hello");
       expect(hello).to.include({ state: "active", origin: "config" });
       expect(hello.contributions).to.include({ tools: 1, routes: 1 });
-      const tool = d.daemon.services.get(ToolRegistryToken).get("hello");
+      const tool = d.daemon.services.get(ToolRegistryToken).get("hello_greet");
       const out = await tool?.execute({ name: "Bob" }, makeToolContext());
       expect(out?.content).to.equal("Hello, Bob!");
     });

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { createToken, definePlugin, defineRoute, defineTool, type Plugin, T } from "../core/index.js";
 import { fakeService, startPluginHarness } from "../testing/index.js";
@@ -137,6 +140,44 @@ describe("agentd/testing: startPluginHarness", () => {
       expect(res.status).to.equal(404);
     } finally {
       await h.stop();
+    }
+  });
+
+  it("runs a plugin that states no manifest with its package.json's, or one the test gives, and refuses a mismatch", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentd-harness-pkg-"));
+    const manifest = { id: "no-manifest", version: "1.2.3", description: "manifest in package.json", capabilities: [] };
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "no-manifest", agentd: manifest }));
+    const plugin = definePlugin({
+      options: T.Object({ mark: T.String({ default: "!" }) }),
+      register(ctx) {
+        ctx.tools.add(
+          defineTool({
+            name: "shout",
+            description: "shouts",
+            parameters: T.Object({ text: T.String() }),
+            execute: async ({ text }) => ({ content: `${text}${ctx.options.mark} (${ctx.manifest.version})` }),
+          }),
+        );
+      },
+    });
+    try {
+      for (const opts of [{ packageJson: dir }, { packageJson: join(dir, "package.json") }, { manifest }]) {
+        const h = await startPluginHarness(plugin, opts);
+        try {
+          expect(h.status()).to.include({ id: "no-manifest", version: "1.2.3", state: "active" });
+          expect((await h.callTool("shout", { text: "hey" })).content).to.equal("hey! (1.2.3)");
+        } finally {
+          await h.stop();
+        }
+      }
+      // By default ./package.json: here agentd's own, which is no plugin's.
+      const none = await startPluginHarness(plugin).catch((err: Error) => err);
+      expect(String(none)).to.match(/has no "agentd" manifest.*states no manifest in its code: pass \{ packageJson \}/);
+      const stale = definePlugin({ manifest: { ...manifest, version: "1.2.4" }, register() {} });
+      const refused = await startPluginHarness(stale, { packageJson: dir }).catch((err: Error) => err);
+      expect(String(refused)).to.match(/differs from package\.json's "agentd" key in version \("1\.2\.4" in the code/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

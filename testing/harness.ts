@@ -2,13 +2,16 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { inject as lightInject } from "light-my-request";
 import type {
   AnyRoute,
   Capability,
   Persona,
   Plugin,
+  PluginDefinition,
+  PluginManifest,
   Provider,
   ServiceToken,
   SlashCommand,
@@ -32,11 +35,20 @@ import { Authenticator } from "../host/http/auth.js";
 import { createApp } from "../host/http/server.js";
 import { SseHub } from "../host/http/sse.js";
 import { PluginHost, type PluginStatus } from "../host/loader.js";
+import { readPluginPackage } from "../host/plugin-cli/manifest.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
 import { LayeredSettings } from "../host/settings-store.js";
 import { makeToolContext } from "./plugin-harness.js";
 
 export interface PluginHarnessOptions {
+  /**
+   * The plugin's package.json (or its folder; relative to the working directory): its `agentd` key is the manifest,
+   * as the daemon reads it, and a manifest the code still states must match it. Default: the code's manifest, else
+   * `./package.json` (where `npm test` runs).
+   */
+  packageJson?: string | URL;
+  /** The manifest, given by the test instead of a package.json. */
+  manifest?: PluginManifest;
   /** The plugin's options (`pluginOptions.<id>`), validated against its `configSchema` like the daemon does. */
   options?: Record<string, unknown>;
   /**
@@ -132,11 +144,15 @@ export interface PluginHarness {
  * enforces its capabilities, calls `register` and `start`; contributions land in the real registries and routes are
  * served by the real HTTP stack, which `inject` calls in-process. For whole-daemon tests use `startTestDaemon`.
  */
-export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOptions = {}): Promise<PluginHarness> {
+export async function startPluginHarness(
+  plugin: Plugin | PluginDefinition,
+  opts: PluginHarnessOptions = {},
+): Promise<PluginHarness> {
+  const manifest = manifestFor(plugin, opts);
   const ownHome = opts.home === undefined;
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "agentd-plugin-"));
   const log = opts.log ?? silentLogger;
-  const id = plugin.manifest.id;
+  const id = manifest.id;
   const registries = createRegistries();
   const bus = new SyncEventBus(log);
   const services = new ServiceContainer();
@@ -146,9 +162,12 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
   for (const { token, value } of opts.services ?? []) services.provide("host", token, value);
 
   const thirdParty = (opts.origin ?? "third-party") === "third-party";
-  const source: PluginSource = thirdParty
-    ? { ...builtinSource(plugin), origin: "config", spec: `./${id}` }
-    : builtinSource(plugin);
+  const source: PluginSource = {
+    manifest,
+    origin: thirdParty ? "config" : "builtin",
+    spec: thirdParty ? `./${id}` : id,
+    load: async () => plugin,
+  };
   const host = new PluginHost({
     services,
     registries,
@@ -157,7 +176,7 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
     home,
     options: opts.options ? { [id]: opts.options } : {},
     disabled: [],
-    granted: { [id]: opts.grant ?? plugin.manifest.capabilities ?? [] },
+    granted: { [id]: opts.grant ?? manifest.capabilities ?? [] },
   });
   await host.load([...(opts.plugins ?? []).map(builtinSource), source]);
   await host.start();
@@ -249,4 +268,19 @@ export async function startPluginHarness(plugin: Plugin, opts: PluginHarnessOpti
       if (ownHome) rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/** The manifest the daemon would read: the one given, package.json's `agentd` key, or the code's own. */
+function manifestFor(plugin: Plugin | PluginDefinition, opts: PluginHarnessOptions): PluginManifest {
+  if (opts.manifest) return opts.manifest;
+  if (plugin.manifest && opts.packageJson === undefined) return plugin.manifest;
+  const given = opts.packageJson instanceof URL ? fileURLToPath(opts.packageJson) : (opts.packageJson ?? ".");
+  const file = resolve(given.endsWith(".json") ? given : join(given, "package.json"));
+  try {
+    return readPluginPackage(file).manifest;
+  } catch (err) {
+    throw new Error(
+      `${(err as Error).message}${plugin.manifest ? "" : " (the plugin states no manifest in its code: pass { packageJson } or { manifest })"}`,
+    );
+  }
 }

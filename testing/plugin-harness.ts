@@ -9,6 +9,8 @@ import {
   type Persona,
   type Plugin,
   type PluginContext,
+  type PluginDefinition,
+  type PluginManifest,
   type Provider,
   pluginDocuments,
   type SlashCommand,
@@ -55,6 +57,8 @@ export interface RegisteredPlugin {
 }
 
 export interface RegisterOptions {
+  /** The manifest, for a plugin that states none in its code (a third-party one: its package.json holds it). */
+  manifest?: PluginManifest;
   home?: string;
   /** The plugin's validated options (`pluginOptions.<id>`). */
   options?: Record<string, unknown>;
@@ -67,7 +71,10 @@ export interface RegisterOptions {
  * Calls a plugin's `register` with a recording context, without a daemon: for unit tests of what a plugin
  * contributes. (For black-box tests, run it in `startTestDaemon({ extraPlugins })`.)
  */
-export function registerPlugin(plugin: Plugin, opts: RegisterOptions = {}): RegisteredPlugin {
+export function registerPlugin(plugin: Plugin | PluginDefinition, opts: RegisterOptions = {}): RegisteredPlugin {
+  const manifest = opts.manifest ?? plugin.manifest;
+  if (!manifest) throw new Error("registerPlugin: the plugin states no manifest in its code; pass { manifest }");
+  const id = manifest.id;
   const home = opts.home ?? tmpdir();
   const services = new Map<string, unknown>(Object.entries(opts.services ?? {}));
   const disposers: Array<() => void> = [];
@@ -83,14 +90,14 @@ export function registerPlugin(plugin: Plugin, opts: RegisterOptions = {}): Regi
     "ctx" | "services" | "dispose"
   >;
   const ctx: PluginContext = {
-    id: plugin.manifest.id,
-    manifest: plugin.manifest,
+    id,
+    manifest,
     log: opts.log ?? silentLogger,
     options: opts.options ?? {},
     home,
-    documents: () => pluginDocuments(() => new FileDocuments(home), plugin.manifest.id),
+    documents: () => pluginDocuments(() => new FileDocuments(home), id),
     dataDir: () => {
-      const dir = join(home, "plugins-data", plugin.manifest.id);
+      const dir = join(home, "plugins-data", id);
       mkdirSync(dir, { recursive: true });
       return dir;
     },

@@ -1,33 +1,25 @@
 import { definePlugin, defineRoute, defineTool, T } from "agentd";
 
-const Greeting = T.Object({ greeting: T.String() }, { title: "HelloGreeting" });
+/** `pluginOptions.hello` in the agentd config: validated (defaults applied) before `register`. */
+const Options = T.Object({ greeting: T.String({ default: "Hello", minLength: 1, maxLength: 40 }) });
 
-function greet(name: string): string {
-  return `Hello, ${name}!`;
-}
-
-/**
- * A complete third-party plugin. Its manifest is also in package.json (`agentd` key) so the daemon can check it
- * before importing this code. Its routes are mounted under /api/v1/plugins/hello and require the daemon's auth.
- */
+// Its manifest (id, version, description, capabilities) is the "agentd" key of package.json.
 export default definePlugin({
-  manifest: {
-    id: "hello",
-    version: "1.0.0",
-    description: "Says hello: a `hello` tool and GET /api/v1/plugins/hello/greeting",
-    capabilities: ["routes"],
-  },
+  options: Options,
   register(ctx) {
+    // `ctx.options` is typed from Options.
+    const greet = (name: string) => `${ctx.options.greeting}, ${name}!`;
     ctx.tools.add(
       defineTool({
-        name: "hello",
+        name: "hello_greet",
         description: "Greets someone by name",
-        parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100 }) }),
+        parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100, description: "Who to greet" }) }),
         readOnly: true,
-        // `name` is a string: the type comes from the schema, and the arguments are checked against it first.
+        // `name` is typed from the schema and already checked against it.
         execute: async ({ name }) => ({ content: greet(name) }),
       }),
     );
+    // GET /api/v1/plugins/hello/greeting?name=..., behind the daemon's auth (needs the "routes" capability).
     ctx.routes.add(
       defineRoute({
         method: "GET",
@@ -35,10 +27,9 @@ export default definePlugin({
         operationId: "greeting",
         summary: "A greeting",
         query: T.Object({ name: T.Optional(T.String({ minLength: 1, maxLength: 100 })) }),
-        responses: { 200: Greeting },
+        responses: { 200: T.Object({ greeting: T.String() }) },
         handler: ({ query }) => ({ body: { greeting: greet(query.name ?? "world") } }),
       }),
     );
-    ctx.log.info("hello plugin registered");
   },
 });

@@ -10,7 +10,8 @@ const AGENTD_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /**
  * `agentd plugin new <name>`: a plugin package with a typed tool, a route, a test that runs it through the real
- * loader (`agentd/testing`, with node:test) and a README. `npm install && npm test` passes as generated.
+ * loader (`agentd/testing`, with node:test) and a README. `npm install && npm test` passes as generated. Its manifest
+ * is written once, in package.json. examples/hello-plugin is what `agentd plugin new hello` writes (a test checks it).
  */
 export function scaffoldPlugin(name: string, opts: { dir?: string; agentdVersion: string }, io: CliIo): number {
   if (!NAME_RE.test(name)) {
@@ -35,8 +36,7 @@ export function scaffoldPlugin(name: string, opts: { dir?: string; agentdVersion
 
 function files(name: string, agentdVersion: string): Record<string, string> {
   const tool = `${name.replace(/-/g, "_")}_greet`;
-  const description = `The ${name} agentd plugin: a greeting tool and a status route`;
-  const manifest = { id: name, version: "0.1.0", description, capabilities: ["routes"] };
+  const description = `The ${name} agentd plugin: a greeting tool and a greeting route`;
   const pkg = {
     name,
     version: "0.1.0",
@@ -45,58 +45,57 @@ function files(name: string, agentdVersion: string): Record<string, string> {
     main: "dist/index.js",
     files: ["dist"],
     scripts: { build: "tsc -p .", test: "tsc -p . && node --test dist/" },
-    agentd: manifest,
+    // The manifest: agentd reads it before it imports the code, which does not repeat it.
+    agentd: { id: name, version: "0.1.0", description, capabilities: ["routes"] },
     peerDependencies: { agentd: `>=${agentdVersion}` },
     // The agentd that generated it (the npm name "agentd" belongs to another package).
     devDependencies: { agentd: `file:${AGENTD_ROOT}`, typescript: "7.0.2", "@types/node": "20.19.43" },
   };
-  const tsconfig = {
-    compilerOptions: {
-      target: "es2022",
-      module: "nodenext",
-      moduleResolution: "nodenext",
-      strict: true,
-      outDir: "dist",
-      rootDir: ".",
-      skipLibCheck: true,
-      types: ["node"],
-    },
-    include: ["*.ts"],
-  };
+  const tsconfig = `{
+  "compilerOptions": {
+    "target": "es2022",
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "strict": true,
+    "outDir": "dist",
+    "rootDir": ".",
+    "skipLibCheck": true,
+    "types": ["node"]
+  },
+  "include": ["*.ts"]
+}
+`;
   const index = `import { definePlugin, defineRoute, defineTool, T } from "agentd";
 
 /** \`pluginOptions.${name}\` in the agentd config: validated (defaults applied) before \`register\`. */
 const Options = T.Object({ greeting: T.String({ default: "Hello", minLength: 1, maxLength: 40 }) });
 
+// Its manifest (id, version, description, capabilities) is the "agentd" key of package.json.
 export default definePlugin({
-  // Keep in step with the "agentd" key of package.json, which agentd reads before loading this code.
-  manifest: {
-    id: "${name}",
-    version: "0.1.0",
-    description: "${description}",
-    capabilities: ["routes"],
-    configSchema: Options,
-  },
+  options: Options,
   register(ctx) {
+    // \`ctx.options\` is typed from Options.
+    const greet = (name: string) => \`\${ctx.options.greeting}, \${name}!\`;
     ctx.tools.add(
       defineTool({
         name: "${tool}",
         description: "Greets someone by name",
         parameters: T.Object({ name: T.String({ minLength: 1, maxLength: 100, description: "Who to greet" }) }),
         readOnly: true,
-        // \`name\` is typed from the schema and already checked against it; \`ctx.options\` from Options.
-        execute: async ({ name }) => ({ content: \`\${ctx.options.greeting}, \${name}!\` }),
+        // \`name\` is typed from the schema and already checked against it.
+        execute: async ({ name }) => ({ content: greet(name) }),
       }),
     );
-    // Mounted at GET /api/v1/plugins/${name}/status, behind the daemon's auth (needs the "routes" capability).
+    // GET /api/v1/plugins/${name}/greeting?name=..., behind the daemon's auth (needs the "routes" capability).
     ctx.routes.add(
       defineRoute({
         method: "GET",
-        path: "/status",
-        operationId: "status",
-        summary: "The plugin's greeting",
+        path: "/greeting",
+        operationId: "greeting",
+        summary: "A greeting",
+        query: T.Object({ name: T.Optional(T.String({ minLength: 1, maxLength: 100 })) }),
         responses: { 200: T.Object({ greeting: T.String() }) },
-        handler: () => ({ body: { greeting: ctx.options.greeting } }),
+        handler: ({ query }) => ({ body: { greeting: greet(query.name ?? "world") } }),
       }),
     );
   },
@@ -107,8 +106,9 @@ import { after, before, describe, it } from "node:test";
 import { type PluginHarness, startPluginHarness } from "agentd/testing";
 import plugin from "./index.js";
 
-// startPluginHarness runs the plugin through agentd's real loader: options validated, capabilities enforced,
-// register/start/stop called; inject() calls its routes through the real HTTP stack without a socket.
+// startPluginHarness runs the plugin through agentd's real loader, with the manifest of ./package.json (where
+// \`npm test\` runs): options validated, capabilities enforced, register/start/stop called; inject() calls its
+// routes through the real HTTP stack without a socket.
 describe("${name}", () => {
   let h: PluginHarness;
   before(async () => {
@@ -126,11 +126,16 @@ describe("${name}", () => {
     assert.equal((await h.callTool("${tool}", { name: "" })).error?.code, "invalid_arguments");
   });
 
-  it("serves its status route, authenticated", async () => {
-    const res = await h.inject("GET", "/plugins/${name}/status");
+  it("serves its greeting route, authenticated and validated", async () => {
+    const res = await h.inject("GET", "/plugins/${name}/greeting?name=Ada");
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { greeting: "Hi" });
-    assert.equal((await h.inject("GET", "/plugins/${name}/status", undefined, { auth: false })).status, 401);
+    assert.deepEqual(res.body, { greeting: "Hi, Ada!" });
+    assert.equal((await h.inject("GET", "/plugins/${name}/greeting?name=")).status, 400);
+    assert.equal((await h.inject("GET", "/plugins/${name}/greeting", undefined, { auth: false })).status, 401);
+  });
+
+  it("cannot add its route unless the config allows the routes capability", async () => {
+    await assert.rejects(startPluginHarness(plugin, { grant: [] }), /pluginCapabilities\\.${name}/);
   });
 });
 `;
@@ -139,7 +144,9 @@ describe("${name}", () => {
 ${description}.
 
 - Tool \`${tool} {name}\`: greets someone.
-- Route \`GET /api/v1/plugins/${name}/status\`: the configured greeting.
+- Route \`GET /api/v1/plugins/${name}/greeting?name=...\`: the same greeting (name defaults to "world").
+
+Its manifest (id, version, description, the capabilities it asks for) is the \`agentd\` key of package.json.
 
 ## Develop
 
@@ -159,7 +166,7 @@ Options (\`pluginOptions.${name}\` in the agentd config): \`greeting\` (default 
 `;
   return {
     "package.json": `${JSON.stringify(pkg, null, 2)}\n`,
-    "tsconfig.json": `${JSON.stringify(tsconfig, null, 2)}\n`,
+    "tsconfig.json": tsconfig,
     "index.ts": index,
     "index.test.ts": test,
     "README.md": readme,
