@@ -63,7 +63,7 @@ export class SessionState {
       const s = await ok(api.GET("/api/v1/sessions/{id}", { params: { path: { id: this.id } } }));
       batch(() => {
         this.info.value = s;
-        this.show(fold.loaded(this.state, s), s.status === "running");
+        this.show(fold.loaded(this.state, s), { running: s.status === "running", all: true });
         this.loadError.value = null;
       });
     } catch (err) {
@@ -73,12 +73,15 @@ export class SessionState {
 
   /**
    * Shows a new state: a replaced transcript is drawn anew (a load, a rewind, a redo), new entries are appended,
-   * changed tool calls update their own signal, and every other signal follows the state where it changed.
+   * changed tool calls update their own signal, and every other signal follows the state where it changed (or
+   * wholly, after a read: `all`). `running`: a running turn's footer is not drawn yet.
    */
-  private show(next: fold.SessionState, running = false): void {
-    const prev = this.state;
+  private show(next: fold.SessionState, opts: { running?: boolean; all?: boolean } = {}): void {
+    const running = opts.running ?? false;
+    const was = this.state;
     this.state = next;
-    if (next.tools !== prev.tools) {
+    const changed = (k: keyof fold.SessionState) => opts.all || next[k] !== was[k];
+    if (next.tools !== was.tools) {
       for (const [id, t] of Object.entries(next.tools)) {
         const s = this.tools.get(id);
         if (!s) this.tools.set(id, signal(t));
@@ -86,7 +89,7 @@ export class SessionState {
       }
     }
     const tool = (id: string) => this.toolSignal(id);
-    if (next.epoch !== prev.epoch) {
+    if (next.epoch !== was.epoch) {
       const stored = next.transcript.filter((e) => e.kind === "stored").map((e) => e.message);
       const rest = next.transcript.filter((e) => e.kind !== "stored");
       const items = withTurnFooters(stored, (m) => storedItem(m, tool), running);
@@ -96,20 +99,20 @@ export class SessionState {
       }
       this.items.value = items;
       this.hasMoreHistory.value = next.hasMoreHistory;
-    } else if (next.transcript !== prev.transcript) {
-      const added = next.transcript.slice(prev.transcript.length).flatMap((e) => entryItem(e, tool) ?? []);
+    } else if (next.transcript !== was.transcript) {
+      const added = next.transcript.slice(was.transcript.length).flatMap((e) => entryItem(e, tool) ?? []);
       if (added.length) this.items.value = [...this.items.value, ...added];
     }
-    if (next.status !== prev.status) this.status.value = next.status;
-    if (next.mode !== prev.mode) this.mode.value = next.mode;
+    if (changed("status")) this.status.value = next.status;
+    if (changed("mode")) this.mode.value = next.mode;
     this.liveText.value = next.liveText;
     this.liveThinking.value = next.liveThinking;
-    if (next.confirmations !== prev.confirmations) this.confirmations.value = [...next.confirmations];
-    if (next.question !== prev.question) this.question.value = next.question ?? null;
-    if (next.planTransition !== prev.planTransition) this.planTransition.value = next.planTransition ?? null;
-    if (next.todos !== prev.todos) this.todos.value = [...next.todos];
-    if (next.trust !== prev.trust) this.trust.value = next.trust ?? null;
-    if (next.retry !== prev.retry) {
+    if (changed("confirmations")) this.confirmations.value = [...next.confirmations];
+    if (changed("question")) this.question.value = next.question ?? null;
+    if (changed("planTransition")) this.planTransition.value = next.planTransition ?? null;
+    if (changed("todos")) this.todos.value = [...next.todos];
+    if (changed("trust")) this.trust.value = next.trust ?? null;
+    if (changed("retry")) {
       const r = next.retry;
       this.retryNote.value = r
         ? `Provider call failed (${r.reason}); retry ${String(r.attempt)} in ${Math.round(r.delayMs / 1000)} s`
