@@ -142,4 +142,28 @@ describe("terminal client: pure parts", () => {
       "denied by you",
     ]);
   });
+
+  it("the session view prints a queued follow-up once, and a frame replayed after a reconnect not again", () => {
+    const v = new SessionView();
+    v.load({ id: "s", cwd: "/p", persona: "default", model: "m", mode: "build", status: "idle", messages: [] });
+    const frames = [
+      { type: "status", seq: 2, status: "running" },
+      { type: "user_message", seq: 3, message: { role: "user", content: "go", seq: 1 } },
+      { type: "token", seq: 4, text: "Done." },
+      { type: "steering_injected", seq: 5, messages: [{ role: "user", content: "quick", seq: 2 }] },
+      { type: "followup_injected", seq: 6, messages: [{ role: "user", content: "then docs", seq: 3 }] },
+      { type: "user_message", seq: 7, message: { role: "user", content: "then docs", seq: 3 } },
+      { type: "end", seq: 8, reason: "stop" },
+    ];
+    for (const f of frames) v.apply(f);
+    for (const f of frames.slice(1)) v.apply(f);
+    expect(v.running).to.equal(true);
+    expect(v.startedAt).to.be.a("number");
+    expect(v.items.slice(1).map((i) => `${i.kind}:${"text" in i ? i.text : i.line}`)).to.deep.equal([
+      "user:go",
+      "note:the agent read: quick",
+      "assistant:Done.",
+      "user:then docs",
+    ]);
+  });
 });

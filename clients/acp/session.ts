@@ -17,9 +17,10 @@ import {
 import { errorText, ok } from "../api/client.js";
 import type { DaemonConnection } from "../api/daemon.js";
 import { type StreamEvent, type Subscription, subscribe } from "../api/events.js";
+import { initialState, reduce, type SessionState } from "../api/session-state.js";
 import { answerQuestion, confirmCommand } from "./decisions.js";
 import { serveEditorRequest } from "./editor-fs.js";
-import { type AgentdMode, stopReason, UpdateMapper } from "./updates.js";
+import { type AgentdMode, runningTools, stopReason, UpdateMapper } from "./updates.js";
 
 export interface SessionDeps {
   conn: DaemonConnection;
@@ -65,6 +66,8 @@ export class AcpSession {
   private sub: Subscription | undefined;
   private turn: Turn | undefined;
   private readonly mapper: UpdateMapper;
+  /** The session folded from its stream by the shared reducer (clients/api/session-state.ts). */
+  private state: SessionState = initialState();
   /** Notifications are sent in stream order. */
   private chain: Promise<void> = Promise.resolve();
   private readonly asked = new Set<string>();
@@ -199,25 +202,15 @@ export class AcpSession {
   }
 
   private onEvent(ev: StreamEvent): void {
+    const prev = this.state;
+    const next = reduce(prev, ev);
+    // A frame replayed after a reconnect was handled when it first came.
+    if (next === prev) return;
+    this.state = next;
+    if (next.mode !== prev.mode) this.modeChanged(next.mode);
+    this.decisions(prev, next);
     const turn = this.turn;
     switch (ev.type) {
-      case "status":
-        if (ev.mode) this.modeChanged(ev.mode);
-        this.decisions(ev);
-        return;
-      case "session_update":
-        this.modeChanged((ev.session as { mode?: unknown } | undefined)?.mode);
-        return;
-      case "decision_state":
-        if (!(ev.question as { id?: string } | undefined)?.id && this.openQuestion) this.withdraw(this.openQuestion);
-        this.decisions(ev);
-        return;
-      case "bash_confirm":
-        this.decide(String(ev.id), (signal) => confirmCommand(this, this.deps, ev, this.mapper.runningTools(), signal));
-        return;
-      case "bash_confirm_resolved":
-        this.withdraw(String(ev.id));
-        return;
       case "resync":
         void this.resynced();
         return;
@@ -244,7 +237,7 @@ export class AcpSession {
     }
     if (ev.type === "error" && turn && typeof ev.message === "string") turn.lastError = ev.message;
     if (!turn) return;
-    for (const update of this.mapper.map(ev)) void this.notify(update);
+    for (const update of this.mapper.map(ev, next)) void this.notify(update);
   }
 
   private finish(turn: Turn, ev: StreamEvent): void {
@@ -258,22 +251,26 @@ export class AcpSession {
     });
   }
 
-  /** Pending decisions in a present-state frame or a decision_state event. */
-  private decisions(ev: StreamEvent): void {
-    const q = ev.question as { id?: string } | undefined;
-    if (q?.id) {
-      const id = q.id;
+  /**
+   * The decisions the session waits for, as the state says after an event: each new one is asked of the editor,
+   * and one settled elsewhere (web UI, timeout, the turn's end) is withdrawn.
+   */
+  private decisions(prev: SessionState, next: SessionState): void {
+    for (const c of next.confirmations) {
+      if (prev.confirmations.some((p) => p.id === c.id)) continue;
+      const ev = c as unknown as StreamEvent;
+      this.decide(c.id, (signal) => confirmCommand(this, this.deps, ev, runningTools(next), signal));
+    }
+    for (const c of prev.confirmations) if (!next.confirmations.some((x) => x.id === c.id)) this.withdraw(c.id);
+    const q = next.question;
+    const id = q?.id;
+    if (id && id !== prev.question?.id) {
       this.decide(id, (signal) => {
         this.openQuestion = id;
-        return answerQuestion(this, this.deps, ev.question, signal);
+        return answerQuestion(this, this.deps, q, signal);
       });
     }
-    const pending = ev.pendingConfirmations;
-    if (Array.isArray(pending)) {
-      for (const c of pending as StreamEvent[]) {
-        this.decide(String(c.id), (signal) => confirmCommand(this, this.deps, c, this.mapper.runningTools(), signal));
-      }
-    }
+    if (!id && this.openQuestion) this.withdraw(this.openQuestion);
   }
 
   /** Each decision is asked once, even when a reconnect shows it again. */

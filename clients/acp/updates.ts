@@ -1,20 +1,15 @@
 /**
- * agentd session events as ACP `session/update` payloads. Stateful only for what the protocol needs across events:
- * the arguments of running tool calls (their diffs and locations are sent again with the result) and the output a
- * command has streamed so far.
+ * agentd session events as ACP `session/update` payloads. What the protocol needs across events (the arguments of
+ * running tool calls, whose diffs and locations are sent again with the result, and the output a command has
+ * streamed so far) is read from the session's state, folded by the shared reducer (clients/api/session-state.ts).
  */
 import type { PlanEntry, SessionUpdate, StopReason, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { StreamEvent } from "../api/events.js";
+import type { SessionState } from "../api/session-state.js";
 import { parseArgs, textContent, toolDiff, toolKind, toolLocations, toolTitle } from "./tools.js";
 
 /** Output of a running command kept for the editor (the tail). */
 const MAX_LIVE_OUTPUT = 20_000;
-
-interface RunningTool {
-  name: string;
-  args: Record<string, unknown>;
-  output: string;
-}
 
 export interface ToolSnapshot {
   id: string;
@@ -66,13 +61,22 @@ function planEntries(todos: unknown): PlanEntry[] {
   });
 }
 
-export class UpdateMapper {
-  private readonly running = new Map<string, RunningTool>();
+/** The running tool calls (most recent last), e.g. to find the bash call a confirmation belongs to. */
+export function runningTools(state: SessionState): Array<{ id: string; name: string; args: Record<string, unknown> }> {
+  return state.running.flatMap((id) => {
+    const t = state.tools[id];
+    return t ? [{ id, name: t.name, args: parseArgs(t.args) }] : [];
+  });
+}
 
+export class UpdateMapper {
   constructor(private readonly cwd: string) {}
 
-  /** The session/update payloads for one event of the turn (none for events the protocol has no place for). */
-  map(ev: StreamEvent): SessionUpdate[] {
+  /**
+   * The session/update payloads for one event of the turn (none for events the protocol has no place for);
+   * `state` is the session's state with the event applied.
+   */
+  map(ev: StreamEvent, state?: SessionState): SessionUpdate[] {
     switch (ev.type) {
       case "token":
         return typeof ev.text === "string" && ev.text
@@ -85,9 +89,9 @@ export class UpdateMapper {
       case "tool_start":
         return [this.toolStart(String(ev.id), String(ev.name), ev.args)];
       case "tool_output":
-        return this.toolOutput(String(ev.toolCallId), typeof ev.text === "string" ? ev.text : "");
+        return this.toolOutput(String(ev.toolCallId), typeof ev.text === "string" ? ev.text : "", state);
       case "tool_end":
-        return [this.toolEnd(ev)];
+        return [this.toolEnd(ev, state)];
       case "todos_updated":
         return [{ sessionUpdate: "plan", entries: planEntries(ev.todos) }];
       case "notice":
@@ -102,7 +106,6 @@ export class UpdateMapper {
 
   toolStart(id: string, name: string, rawArgs: unknown): SessionUpdate {
     const args = parseArgs(rawArgs);
-    this.running.set(id, { name, args, output: "" });
     return {
       sessionUpdate: "tool_call",
       toolCallId: id,
@@ -115,25 +118,20 @@ export class UpdateMapper {
     };
   }
 
-  /** The running tool calls (most recent last), e.g. to find the bash call a confirmation belongs to. */
-  runningTools(): Array<{ id: string; name: string; args: Record<string, unknown> }> {
-    return [...this.running].map(([id, t]) => ({ id, name: t.name, args: t.args }));
+  private toolOutput(id: string, text: string, state: SessionState | undefined): SessionUpdate[] {
+    const t = state?.tools[id];
+    if (!t || !text || !state?.running.includes(id)) return [];
+    const output = t.output.slice(-MAX_LIVE_OUTPUT);
+    return [{ sessionUpdate: "tool_call_update", toolCallId: id, content: [textContent(output)] }];
   }
 
-  private toolOutput(id: string, text: string): SessionUpdate[] {
-    const t = this.running.get(id);
-    if (!t || !text) return [];
-    t.output = (t.output + text).slice(-MAX_LIVE_OUTPUT);
-    return [{ sessionUpdate: "tool_call_update", toolCallId: id, content: [textContent(t.output)] }];
-  }
-
-  private toolEnd(ev: StreamEvent): SessionUpdate {
+  private toolEnd(ev: StreamEvent, state: SessionState | undefined): SessionUpdate {
     const id = String(ev.id);
-    const t = this.running.get(id);
-    this.running.delete(id);
+    const t = state?.tools[id];
     const result = (ev.result ?? {}) as { content?: unknown; error?: unknown };
     const text = typeof result.content === "string" ? result.content : "";
-    return this.finished(id, String(ev.name ?? t?.name ?? ""), t?.args ?? {}, ev.status === "error", text, ev.result);
+    const args = t ? parseArgs(t.args) : {};
+    return this.finished(id, String(ev.name ?? t?.name ?? ""), args, ev.status === "error", text, ev.result);
   }
 
   finished(

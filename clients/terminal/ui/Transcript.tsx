@@ -124,7 +124,7 @@ export function LiveView(props: {
   );
 }
 
-export function TodoList({ todos }: { todos: Todo[] }) {
+export function TodoList({ todos }: { todos: readonly Todo[] }) {
   if (!todos.length || todos.every((t) => t.status === "completed")) return null;
   const icon = (s: string) => (s === "completed" ? "☑" : s === "in_progress" ? "◐" : s === "cancelled" ? "☒" : "☐");
   return (

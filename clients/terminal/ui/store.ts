@@ -4,6 +4,7 @@
  * pending decisions and the status line's figures. Framework-free, so it is unit-tested without a terminal.
  */
 import type { StreamEvent } from "../../api/events.js";
+import * as fold from "../../api/session-state.js";
 import { parseArgs, type QuestionSpec, type ToolResultLike, toolError, toolLine } from "../format.js";
 import { splitFinished } from "../markdown.js";
 import { describeRewind } from "../rewind.js";
@@ -38,30 +39,15 @@ export interface RunningTool {
   denied?: string;
 }
 
-export interface Confirmation {
-  id: string;
-  command: string;
-  reason: string;
-  tool?: string;
-  /** "dangerous", "network", "not sandboxed", "rule". */
-  reasons?: string[];
-  suggestedRule?: string;
-}
+export type Confirmation = fold.Confirmation;
 
 export interface PendingQuestion {
   id: string;
   questions: QuestionSpec[];
 }
 
-export interface PlanTransition {
-  path?: string;
-  summary?: string;
-}
-
-export interface Todo {
-  content: string;
-  status: string;
-}
+export type PlanTransition = fold.PlanTransition;
+export type Todo = fold.Todo;
 
 export interface SessionInfo {
   id: string;
@@ -74,39 +60,103 @@ export interface SessionInfo {
   branch?: string;
 }
 
-/** Events after which a retry line is stale: the call produced something, or the turn is over. */
-const PROGRESS = new Set(["token", "thinking", "usage", "assistant_message", "tool_start", "error", "end"]);
+/** A session as GET /sessions/{id} shows it, with the header's fields. */
+export type LoadedSession = Omit<fold.SessionSnapshot, "messages"> &
+  Omit<SessionInfo, "branch"> & { messages: ShownMessage[]; worktree?: { branch: string } };
 
 function firstLine(s: string): string {
   const line = s.split("\n")[0] ?? "";
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
+/**
+ * The terminal's view of a session: the state folded by the shared reducer (clients/api/session-state.ts), and
+ * what only a terminal needs: the items printed once to the scrollback, and the streamed text not printed yet.
+ */
 export class SessionView {
+  /** The session as the shared reducer folds it. */
+  state = fold.initialState();
   items: Item[] = [];
   private nextKey = 1;
   session: SessionInfo | undefined;
-  running = false;
-  startedAt: number | undefined;
+  /** Streamed text and thinking not printed yet. */
   liveText = "";
   liveThinking = "";
-  /** The provider is being retried: one line, replaced by each attempt, gone once the call goes through or fails. */
-  retrying: string | undefined;
-  tools = new Map<string, RunningTool>();
-  confirmations: Confirmation[] = [];
-  /** Commands of every confirmation seen, for the line that says how it was resolved. */
-  private confirmCommands = new Map<string, string>();
-  question: PendingQuestion | undefined;
-  plan: PlanTransition | undefined;
-  todos: Todo[] = [];
-  promptTokens = 0;
-  totalTokens = 0;
-  trustRequired: { path: string; resources: Record<string, string[]> } | undefined;
+  /** When a turn the daemon gave no start time for was seen starting. */
+  private seenStarting: number | undefined;
+  /** Calls whose confirmation the user denied, with the words their failure line uses. */
+  private denied = new Map<string, string>();
   /** Bumped on every change, for React's useSyncExternalStore. */
   version = 0;
   /** Bumped when the transcript is drawn anew (a rewind): the app clears the screen and prints the items again. */
   redraws = 0;
   private listeners = new Set<() => void>();
+
+  get running(): boolean {
+    return this.state.status === "running";
+  }
+  set running(on: boolean) {
+    this.state = { ...this.state, status: on ? "running" : "idle" };
+  }
+  get startedAt(): number | undefined {
+    return this.running ? (this.state.startedAt ?? this.seenStarting) : undefined;
+  }
+  get confirmations(): readonly Confirmation[] {
+    return this.state.confirmations;
+  }
+  set confirmations(list: readonly Confirmation[]) {
+    this.state = { ...this.state, confirmations: list };
+  }
+  get question(): PendingQuestion | undefined {
+    return this.state.question as PendingQuestion | undefined;
+  }
+  set question(q: PendingQuestion | undefined) {
+    this.state = { ...this.state, question: q as fold.QuestionSet | undefined };
+  }
+  get plan(): PlanTransition | undefined {
+    return this.state.planTransition;
+  }
+  set plan(p: PlanTransition | undefined) {
+    this.state = { ...this.state, planTransition: p };
+  }
+  get trustRequired(): fold.TrustPrompt | undefined {
+    return this.state.trust;
+  }
+  set trustRequired(t: fold.TrustPrompt | undefined) {
+    this.state = { ...this.state, trust: t };
+  }
+  get todos(): readonly Todo[] {
+    return this.state.todos;
+  }
+  get promptTokens(): number {
+    return this.state.promptTokens;
+  }
+  get totalTokens(): number {
+    return this.state.totalTokens;
+  }
+  /** The provider is being retried: one line, replaced by each attempt, gone once the call goes through or fails. */
+  get retrying(): string | undefined {
+    const r = this.state.retry;
+    return r && `provider failed (${firstLine(r.reason)}); retry ${r.attempt} in ${Math.round(r.delayMs / 1000)}s`;
+  }
+  /** The calls running now, with the tail of their output. */
+  get tools(): Map<string, RunningTool> {
+    const out = new Map<string, RunningTool>();
+    for (const id of this.state.running) {
+      const t = this.state.tools[id];
+      if (!t) continue;
+      const command = parseArgs(t.args).command;
+      out.set(id, {
+        id,
+        name: t.name,
+        line: toolLine(t.name, t.args),
+        output: t.output.slice(-4000),
+        command: typeof command === "string" ? command : undefined,
+        denied: this.denied.get(id),
+      });
+    }
+    return out;
+  }
 
   subscribe = (l: () => void): (() => void) => {
     this.listeners.add(l);
@@ -138,27 +188,11 @@ export class SessionView {
   }
 
   /** A session was opened (or switched to): its header and recent history. */
-  load(s: {
-    id: string;
-    title?: string;
-    cwd: string;
-    persona: string;
-    model: string;
-    mode: string;
-    status: string;
-    turnStartedAt?: number | null;
-    usage?: { totalTokens?: number };
-    messages: ShownMessage[];
-    hasMoreHistory?: boolean;
-    lastError?: { message: string; afterSeq: number };
-    worktree?: { branch: string };
-  }): void {
+  load(s: LoadedSession): void {
     this.flushLive();
-    this.tools.clear();
-    this.confirmations = [];
-    this.question = undefined;
-    this.plan = undefined;
-    this.todos = [];
+    this.denied.clear();
+    this.state = fold.loaded(fold.initialState(), { ...s, messages: s.messages as fold.StoredMessage[] });
+    this.seenStarting = undefined;
     this.session = {
       id: s.id,
       title: s.title,
@@ -168,14 +202,11 @@ export class SessionView {
       mode: s.mode,
       branch: s.worktree?.branch,
     };
-    this.running = s.status === "running";
-    this.startedAt = s.turnStartedAt ?? undefined;
-    this.totalTokens = s.usage?.totalTokens ?? 0;
     this.add({ kind: "note", text: this.heading(), tone: "info" });
     if (s.hasMoreHistory) this.add({ kind: "note", text: "… earlier messages not shown", tone: "dim" });
     this.addMessages(s.messages);
     // Why the last turn failed, as it was said live (the daemon keeps it until the next turn starts).
-    if (s.lastError) this.add({ kind: "note", text: `error: ${s.lastError.message}`, tone: "error" });
+    for (const e of this.state.transcript) if (e.kind === "error") this.print(e);
     this.changed();
   }
 
@@ -196,7 +227,6 @@ export class SessionView {
   private redraw(ev: StreamEvent): void {
     this.liveText = "";
     this.liveThinking = "";
-    this.tools.clear();
     this.items = [];
     this.add({ kind: "note", text: this.heading(), tone: "info" });
     if (ev.hasMoreHistory) this.add({ kind: "note", text: "… earlier messages not shown", tone: "dim" });
@@ -207,204 +237,133 @@ export class SessionView {
 
   /** Applies one event; returns without notifying (the caller batches `changed`). */
   apply(ev: StreamEvent): void {
-    if (PROGRESS.has(ev.type)) this.retrying = undefined;
-    switch (ev.type) {
-      case "status": {
-        if (ev.status === "running") {
-          this.running = true;
-          this.startedAt = typeof ev.startedAt === "number" ? ev.startedAt : (this.startedAt ?? Date.now());
-        } else if (ev.status === "idle") {
-          this.running = false;
-          this.startedAt = undefined;
-        }
-        if (typeof ev.mode === "string" && this.session) this.session.mode = ev.mode;
-        // The first frame carries the pending decisions.
-        if (ev.question) this.question = ev.question as PendingQuestion;
-        if (Array.isArray(ev.pendingConfirmations)) {
-          this.confirmations = (ev.pendingConfirmations as Confirmation[]).map((c) => ({ ...c }));
-          for (const c of this.confirmations) this.confirmCommands.set(c.id, c.command);
-        }
-        if (ev.planTransition) this.plan = ev.planTransition as PlanTransition;
-        if (Array.isArray(ev.todos)) this.todos = ev.todos as Todo[];
-        if (ev.lastSeq !== undefined) this.trustRequired = trustPrompt(ev.projectTrust);
-        break;
-      }
-      case "user_message": {
-        const m = ev.message as { content?: string } | undefined;
-        this.flushLive();
-        this.add({ kind: "user", text: m?.content ?? "" });
-        break;
-      }
-      case "token": {
-        if (this.liveThinking.trim()) {
-          this.add({ kind: "thinking", text: this.liveThinking.trim() });
-          this.liveThinking = "";
-        }
-        this.liveText += String(ev.text ?? "");
-        let [done, rest] = splitFinished(this.liveText);
-        // A very long block without a blank line: print its finished lines anyway, so the live part stays small.
-        if (!done && rest.length > LIVE_MAX && !/^\s*(```|~~~)/m.test(rest)) {
-          const cut = rest.lastIndexOf("\n");
-          if (cut > 0) [done, rest] = [rest.slice(0, cut), rest.slice(cut + 1)];
-        }
-        if (done.trim()) {
-          this.add({ kind: "assistant", text: done });
-          this.liveText = rest;
-        }
-        break;
-      }
-      case "thinking":
-        this.liveThinking += String(ev.text ?? "");
-        break;
-      case "assistant_message":
-        this.flushLive();
-        break;
-      case "tool_start": {
-        this.flushLive();
-        const id = String(ev.id);
-        const command = parseArgs(ev.args).command;
-        this.tools.set(id, {
-          id,
-          name: String(ev.name),
-          line: toolLine(String(ev.name), ev.args),
-          output: "",
-          command: typeof command === "string" ? command : undefined,
-        });
-        break;
-      }
-      case "tool_output": {
-        const t = this.tools.get(String(ev.toolCallId));
-        if (t) t.output = (t.output + String(ev.text ?? "")).slice(-4000);
-        break;
-      }
-      case "tool_end": {
-        const id = String(ev.id);
-        const t = this.tools.get(id);
-        this.tools.delete(id);
-        const failed = ev.status === "error";
-        this.add({
-          kind: "tool",
-          line: t?.line ?? toolLine(String(ev.name), ev.args),
-          status: failed ? "error" : "ok",
-          detail: failed ? (t?.denied ?? toolError(ev.result as ToolResultLike)) : undefined,
-        });
-        break;
-      }
-      case "bash_confirm":
-        this.confirmCommands.set(String(ev.id), String(ev.command ?? ""));
-        if (!this.confirmations.some((c) => c.id === ev.id)) {
-          this.confirmations.push({
-            id: String(ev.id),
-            command: String(ev.command ?? ""),
-            reason: String(ev.reason ?? ""),
-            tool: typeof ev.tool === "string" ? ev.tool : undefined,
-            reasons: Array.isArray(ev.reasons) ? ev.reasons.map(String) : undefined,
-            suggestedRule: typeof ev.suggestedRule === "string" ? ev.suggestedRule : undefined,
-          });
-        }
-        break;
-      case "bash_confirm_resolved": {
-        const command = this.confirmCommands.get(String(ev.id)) ?? "";
-        this.confirmations = this.confirmations.filter((x) => x.id !== ev.id);
-        const how = ev.by === "timeout" ? " (timed out)" : ev.by === "abort" ? " (turn aborted)" : "";
-        // A denied call's own ✗ line says it was denied (once); a note only when no running call is found.
-        const call = ev.allowed ? undefined : [...this.tools.values()].find((t) => t.command === command);
-        if (call) {
-          call.denied = `denied${how === "" ? " by you" : how}`;
-          break;
-        }
-        this.add({
-          kind: "note",
-          text: `${ev.allowed ? "allowed" : "denied"}${how}: ${command}`,
-          tone: ev.allowed ? "ok" : "warn",
-        });
-        break;
-      }
-      case "decision_state":
-        this.question = ev.question as PendingQuestion | undefined;
-        this.plan = ev.planTransition as PlanTransition | undefined;
-        break;
-      case "todos_updated":
-        this.todos = Array.isArray(ev.todos) ? (ev.todos as Todo[]) : [];
-        break;
-      case "usage": {
-        const u = ev.usage as { promptTokens?: number; totalTokens?: number } | undefined;
-        if (u?.promptTokens) this.promptTokens = u.promptTokens;
-        if (u?.totalTokens) this.totalTokens += u.totalTokens;
-        break;
-      }
-      case "retry":
-        // One line that updates in place (the live part), not a new copy of the error per attempt.
-        this.retrying = `provider failed (${firstLine(String(ev.reason ?? "error"))}); retry ${ev.attempt} in ${Math.round(Number(ev.delayMs ?? 0) / 1000)}s`;
-        break;
-      case "error":
-        this.flushLive();
-        this.add({ kind: "note", text: `error: ${ev.message ?? "unknown"}`, tone: "error" });
-        break;
-      case "notice":
-        this.add({ kind: "note", text: String(ev.message ?? ""), tone: "dim" });
-        break;
-      case "compaction":
-        this.add({ kind: "note", text: `compacted ${ev.messagesCompacted ?? "older"} messages`, tone: "dim" });
-        break;
-      case "steering_injected": {
-        // Queued messages (followup_injected) show as the user_message that follows; steering has none.
-        const msgs = Array.isArray(ev.messages) ? (ev.messages as unknown[]) : [];
-        const texts = msgs.map((m) => (typeof m === "string" ? m : String((m as { content?: unknown }).content ?? "")));
-        this.add({ kind: "note", text: `the agent read: ${texts.join(" / ")}`, tone: "info" });
-        break;
-      }
-      case "end": {
-        this.flushLive();
-        for (const t of this.tools.values())
-          this.add({ kind: "tool", line: t.line, status: "error", detail: "interrupted" });
-        this.tools.clear();
-        this.confirmations = [];
-        const reason = String(ev.reason);
-        const last = this.items.at(-1);
-        if (reason === "aborted") this.add({ kind: "note", text: "turn aborted", tone: "warn" });
-        else if (reason === "error" && !(last?.kind === "note" && last.tone === "error"))
-          this.add({ kind: "note", text: "turn ended with an error", tone: "error" });
-        else if (reason === "disconnected")
-          this.add({ kind: "note", text: "the provider's stream broke off (partial answer kept)", tone: "warn" });
-        break;
-      }
-      case "session_update": {
-        const s = ev.session as Partial<SessionInfo> | undefined;
-        if (s && this.session) {
-          if (s.title) this.session.title = s.title;
-          if (s.mode) this.session.mode = s.mode;
-          if (s.model) this.session.model = s.model;
-          if (s.persona) this.session.persona = s.persona;
-          // The worktree moved the session (made, merged away, discarded): its directory and branch follow.
-          if (s.cwd) {
-            this.session.cwd = s.cwd;
-            this.session.branch = (s as { worktree?: { branch?: string } }).worktree?.branch;
-          }
-          // Decided elsewhere (another client): the prompt goes away.
-          if (!("projectTrust" in s)) this.trustRequired = undefined;
-        }
-        break;
-      }
-      case "rewind":
-      case "redo":
-        this.redraw(ev);
-        break;
-      case "turn_meta":
-        if (typeof ev.model === "string" && this.session) this.session.model = ev.model;
-        break;
-      case "project_trust_required":
-        this.trustRequired = {
-          path: String(ev.path ?? ev.cwd ?? ""),
-          resources: (ev.resources ?? {}) as Record<string, string[]>,
-        };
-        break;
+    const prev = this.state;
+    this.state = fold.reduce(prev, ev);
+    if (!this.running) this.seenStarting = undefined;
+    else if (ev.type === "status") this.seenStarting ??= Date.now();
+    if (this.state.epoch !== prev.epoch) {
+      this.redraw(ev);
+      return;
+    }
+    // The streamed text is printed as it comes (finished blocks), so it is handled by event, not by entry.
+    if (ev.type === "token") this.stream(String(ev.text ?? ""));
+    else if (ev.type === "thinking") this.liveThinking += String(ev.text ?? "");
+    else if (ev.type === "tool_start") this.flushLive();
+    for (const e of this.state.transcript.slice(prev.transcript.length)) this.print(e);
+    if (ev.type === "tool_end") this.toolEnded(ev);
+    this.follow(ev);
+  }
+
+  /** Text streamed: its finished blocks are printed, the rest stays live. */
+  private stream(text: string): void {
+    if (this.liveThinking.trim()) {
+      this.add({ kind: "thinking", text: this.liveThinking.trim() });
+      this.liveThinking = "";
+    }
+    this.liveText += text;
+    let [done, rest] = splitFinished(this.liveText);
+    // A very long block without a blank line: print its finished lines anyway, so the live part stays small.
+    if (!done && rest.length > LIVE_MAX && !/^\s*(```|~~~)/m.test(rest)) {
+      const cut = rest.lastIndexOf("\n");
+      if (cut > 0) [done, rest] = [rest.slice(0, cut), rest.slice(cut + 1)];
+    }
+    if (done.trim()) {
+      this.add({ kind: "assistant", text: done });
+      this.liveText = rest;
+    }
+  }
+
+  private toolEnded(ev: StreamEvent): void {
+    const id = String(ev.id);
+    const t = this.state.tools[id];
+    const failed = ev.status === "error";
+    this.add({
+      kind: "tool",
+      line: t ? toolLine(t.name, t.args) : toolLine(String(ev.name), ev.args),
+      status: failed ? "error" : "ok",
+      detail: failed ? (this.denied.get(id) ?? toolError(ev.result as ToolResultLike)) : undefined,
+    });
+    this.denied.delete(id);
+  }
+
+  /** Prints one new transcript entry. */
+  private print(e: fold.Entry): void {
+    if (e.kind === "resolved") this.resolved(e);
+    else if (e.kind === "end") this.ended(e);
+    else if (e.kind === "turn_meta") {
+      if (e.model && this.session) this.session.model = e.model;
+    } else {
+      // What the user or the model says, or an error, follows what was streaming; steering is read mid-stream.
+      if (e.kind === "assistant" || e.kind === "error" || (e.kind === "user" && e.via !== "steering")) this.flushLive();
+      const item = entryItem(e);
+      if (item) this.add(item);
+    }
+  }
+
+  private resolved(e: Extract<fold.Entry, { kind: "resolved" }>): void {
+    const how = e.by === "timeout" ? " (timed out)" : e.by === "abort" ? " (turn aborted)" : "";
+    // A denied call's own ✗ line says it was denied (once); a note only when no running call is found.
+    const call = e.allowed ? undefined : [...this.tools.values()].find((t) => t.command === e.command);
+    if (call) {
+      this.denied.set(call.id, `denied${how === "" ? " by you" : how}`);
+      return;
+    }
+    this.add({
+      kind: "note",
+      text: `${e.allowed ? "allowed" : "denied"}${how}: ${e.command}`,
+      tone: e.allowed ? "ok" : "warn",
+    });
+  }
+
+  private ended(e: Extract<fold.Entry, { kind: "end" }>): void {
+    this.flushLive();
+    for (const id of e.interrupted) {
+      const t = this.state.tools[id];
+      if (t) this.add({ kind: "tool", line: toolLine(t.name, t.args), status: "error", detail: "interrupted" });
+    }
+    this.denied.clear();
+    const last = this.items.at(-1);
+    if (e.reason === "aborted") this.add({ kind: "note", text: "turn aborted", tone: "warn" });
+    else if (e.reason === "error" && !(last?.kind === "note" && last.tone === "error"))
+      this.add({ kind: "note", text: "turn ended with an error", tone: "error" });
+    else if (e.reason === "disconnected")
+      this.add({ kind: "note", text: "the provider's stream broke off (partial answer kept)", tone: "warn" });
+  }
+
+  /** The header follows the session: its mode, title, model, directory and branch. */
+  private follow(ev: StreamEvent): void {
+    if (!this.session) return;
+    if (ev.type === "status" && typeof ev.mode === "string") this.session.mode = ev.mode;
+    if (ev.type !== "session_update") return;
+    const s = ev.session as Partial<SessionInfo> | undefined;
+    if (!s) return;
+    if (s.title) this.session.title = s.title;
+    if (s.mode) this.session.mode = s.mode;
+    if (s.model) this.session.model = s.model;
+    if (s.persona) this.session.persona = s.persona;
+    // The worktree moved the session (made, merged away, discarded): its directory and branch follow.
+    if (s.cwd) {
+      this.session.cwd = s.cwd;
+      this.session.branch = (s as { worktree?: { branch?: string } }).worktree?.branch;
     }
   }
 }
 
-function trustPrompt(v: unknown): SessionView["trustRequired"] {
-  if (!v || typeof v !== "object") return undefined;
-  const t = v as { path?: unknown; resources?: unknown };
-  return { path: String(t.path ?? ""), resources: (t.resources ?? {}) as Record<string, string[]> };
+/** The printed line of a transcript entry that is one line (or none). */
+function entryItem(e: fold.Entry): NewItem | undefined {
+  switch (e.kind) {
+    case "user":
+      // Steering is read by the running turn; a queued message starts the next one.
+      return e.via === "steering"
+        ? { kind: "note", text: `the agent read: ${e.text}`, tone: "info" }
+        : { kind: "user", text: e.text };
+    case "error":
+      return { kind: "note", text: `error: ${e.message}`, tone: "error" };
+    case "notice":
+      return { kind: "note", text: e.text, tone: "dim" };
+    case "compaction":
+      return { kind: "note", text: `compacted ${e.messagesCompacted ?? "older"} messages`, tone: "dim" };
+    default:
+      return undefined;
+  }
 }
