@@ -204,7 +204,8 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     await page.screenshot({ path: join(import.meta.dirname, "../../test-output/screenshots/search-snippet.png") });
   });
 
-  it("opens a long session at its latest messages, pages older ones in at the top, and keeps only what is near the viewport in the page", async () => {
+  it("opens a long session at its latest messages, pages older ones in at the top, and keeps only what is near the viewport in the page", async function () {
+    this.timeout(180_000);
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);
     const count = 1000;
@@ -223,9 +224,11 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     const shown = () => transcript().locator("article").count();
     let most = await shown();
     // The button pages older history in; so does reaching the top.
+    // A thousand rows drawn and measured first: on a loaded machine the click and the page take longer than the
+    // default wait.
     await Promise.all([
-      page.waitForResponse((r) => r.url().includes(`/sessions/${id}/history`)),
-      page.getByRole("button", { name: "Load earlier messages" }).click(),
+      page.waitForResponse((r) => r.url().includes(`/sessions/${id}/history`), { timeout: 60_000 }),
+      page.getByRole("button", { name: "Load earlier messages" }).click({ timeout: 60_000 }),
     ]);
     const scroller = transcript();
     const firstShown = () => page.evaluate(() => document.querySelector(".transcript article")?.textContent ?? "");
