@@ -11,7 +11,6 @@ import { SessionStoreToken } from "../core/store.js";
 import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
 import { ServiceContainer } from "./container.js";
 import { pluginSources, startProjectPlugins, storageChoice } from "./daemon-plugins.js";
-import { hostRoutes } from "./host-routes.js";
 import { createRegistries, provideHostServices } from "./host-services.js";
 import { Authenticator, isLoopbackAddress } from "./http/auth.js";
 import { listen } from "./http/listen.js";
@@ -22,6 +21,7 @@ import { PluginHost, type PluginHost as PluginHostType } from "./loader.js";
 import { createLogger } from "./logger.js";
 import type { PluginSource } from "./plugin-sources.js";
 import type { ProjectPlugins } from "./project-plugins.js";
+import { hostRoutes } from "./routes/index.js";
 import { provideSessionServices } from "./session-services.js";
 import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
@@ -154,7 +154,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   };
   const runningCount = () => sessions().turnController.running().length;
   const sandbox = () => services.tryGet(SandboxToken)?.status();
-  for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount, sandbox)) {
+  const eventLog = () => services.get(SessionEventLogToken);
+  for (const r of hostRoutes({ info, sessions, log: eventLog, running: runningCount, sandbox })) {
     registries.routes.add("host", r);
   }
 
