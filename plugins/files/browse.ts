@@ -76,11 +76,10 @@ export async function resolveDir(roots: string[], input: string): Promise<{ abs:
 }
 
 /**
- * `roots`: the configured browse roots (the picker's shortcuts, and where DELETE and mkdir may act). `anywhere`: GET
- * lists any directory the daemon's user can read (the default; confining the agent is the sandbox's job, not the
- * picker's); false confines GET to the roots too.
+ * What the browse routes use. `roots`: the configured browse roots (the picker's shortcuts, and where DELETE and
+ * mkdir may act). `anywhere`: GET lists any directory the daemon's user can read (the default; confining the agent
+ * is the sandbox's job, not the picker's); false confines GET to the roots too.
  */
-/** What the browse routes use: the permitted roots, and whether browsing outside them is allowed. */
 export interface BrowseDeps {
   roots: () => Promise<string[]>;
   anywhere: () => boolean;
