@@ -1,33 +1,28 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
-import { join } from "node:path";
-import { DocumentStoreToken, FileDocuments } from "../core/documents.js";
-import { SessionEventLog } from "../core/event-log.js";
 import { SyncEventBus } from "../core/events.js";
-import { ProjectContextToken, ProjectTrustToken } from "../core/project.js";
 import { SandboxToken } from "../core/sandbox.js";
 import { SessionServiceToken } from "../core/session-service.js";
-import { SessionEventLogToken, SessionManager } from "../core/sessions.js";
-import { SharedEventLog } from "../core/shared-event-log.js";
+import { SessionEventLogToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
-import { TurnControllerToken } from "../core/turns.js";
-import { WorktreeServiceToken } from "../core/worktrees.js";
-import { builtinPlugins } from "../plugins/index.js";
 import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
 import { ServiceContainer } from "./container.js";
-import { hostRoutes } from "./host-routes.js";
+import { pluginSources, startProjectPlugins, storageChoice } from "./daemon-plugins.js";
 import { createRegistries, provideHostServices } from "./host-services.js";
 import { Authenticator, isLoopbackAddress } from "./http/auth.js";
+import { listen } from "./http/listen.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { createApp } from "./http/server.js";
 import { SseHub } from "./http/sse.js";
 import { PluginHost, type PluginHost as PluginHostType } from "./loader.js";
 import { createLogger } from "./logger.js";
-import { builtinSource, type PluginSource, thirdPartySource } from "./plugin-sources.js";
-import { ProjectPlugins, type ProjectPluginsDeps } from "./project-plugins.js";
+import type { PluginSource } from "./plugin-sources.js";
+import type { ProjectPlugins } from "./project-plugins.js";
+import { hostRoutes } from "./routes/index.js";
+import { provideSessionServices } from "./session-services.js";
 import { LayeredSettings, readSettingsFile } from "./settings-store.js";
 import {
   ensureHome,
@@ -113,40 +108,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     user: userSettings,
   });
   provideHostServices(services, { log, bus, settings, registries });
-  // The documents (settings, approval rules, trust decisions) live in a store several daemons share, when it keeps
-  // them; else they are files in the home.
-  services.provideLazy(DocumentStoreToken, () => services.get(SessionStoreToken).documents ?? new FileDocuments(home));
-  // A store several daemons share numbers the events itself (SharedEventLog); else they are numbered in memory.
-  services.provideLazy(SessionEventLogToken, () => {
-    const store = services.get(SessionStoreToken);
-    return store.sharedEvents
-      ? new SharedEventLog(store, store.sharedEvents, bus, log)
-      : new SessionEventLog(store, bus, log);
-  });
-  services.provideLazy(SessionServiceToken, () => {
-    const svc = new SessionManager(
-      services.get(SessionStoreToken),
-      services.get(SessionEventLogToken),
-      bus,
-      registries.personas,
-      {
-        model: () => settings.provider.model ?? "default",
-        persona: () => settings.defaultPersona,
-        meta: () => ({
-          ...(settings.permissionMode === "bypass" ? { permissionMode: "bypass" } : {}),
-          ...(settings.reasoning ? { reasoningEffort: settings.reasoning } : {}),
-        }),
-        cwd: settings.defaultCwd,
-        sandboxRoot: join(home, "sandbox"),
-      },
-      {
-        turns: () => services.tryGet(TurnControllerToken),
-        project: () => services.tryGet(ProjectContextToken),
-        worktrees: () => services.tryGet(WorktreeServiceToken),
-      },
-    );
-    return svc;
-  });
+  provideSessionServices(services, { home, log, bus, settings, registries });
 
   // What both plugin hosts (the daemon's and the trusted projects') are given.
   const hostOptions = {
@@ -159,15 +121,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     granted: cfg.pluginCapabilities ?? {},
   };
   const pluginHost = new PluginHost(hostOptions);
-  const sources: PluginSource[] = [...(opts.builtins ?? builtinPlugins.map(builtinSource))];
-  for (const spec of cfg.plugins ?? []) {
-    try {
-      sources.push(thirdPartySource(spec, home));
-    } catch (err) {
-      sources.push(brokenSource(spec, (err as Error).message));
-    }
-  }
-  sources.push(...(opts.extraPlugins ?? []));
+  const sources = pluginSources(cfg, home, { builtins: opts.builtins, extra: opts.extraPlugins });
   const builtinIds = new Set(sources.filter((s) => s.origin === "builtin").map((s) => s.manifest.id));
 
   let projectPlugins: ProjectPlugins | undefined;
@@ -200,7 +154,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   };
   const runningCount = () => sessions().turnController.running().length;
   const sandbox = () => services.tryGet(SandboxToken)?.status();
-  for (const r of hostRoutes(info, sessions, () => services.get(SessionEventLogToken), runningCount, sandbox)) {
+  const eventLog = () => services.get(SessionEventLogToken);
+  for (const r of hostRoutes({ info, sessions, log: eventLog, running: runningCount, sandbox })) {
     registries.routes.add("host", r);
   }
 
@@ -258,21 +213,10 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     version: VERSION,
     knownGoodSchemas: (owner) => owner === "host" || builtinIds.has(owner),
   });
-  server = createServer({ keepAliveTimeout: 5000 }, app);
-  server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-  });
-  await new Promise<void>((resolve, reject) => {
-    server?.once("error", reject);
-    server?.listen(port, bindHost, () => resolve());
-  }).catch(async (err: NodeJS.ErrnoException) => {
+  server = await listen(app, bindHost, port).catch(async (err: Error) => {
     await pluginHost.stop();
     flush();
-    const hint =
-      err.code === "EADDRINUSE"
-        ? " (the port is taken, perhaps by another agentd: `agentd status` tells; pick another with --port N, or --port 0 for any free port)"
-        : "";
-    throw new DaemonStartError(`cannot listen on ${bindHost}:${port}: ${err.code ?? err.message}${hint}`);
+    throw new DaemonStartError(err.message);
   });
   const addr = info.address();
   if (!addr) throw new DaemonStartError("the listener has no address");
@@ -346,63 +290,6 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   };
 }
 
-/**
- * The session store: `storage-postgres` on the database `AGENTD_DATABASE_URL` (or the config key `database.url`)
- * names, else the built-in `storage-sqlite`; the other one is disabled.
- */
-function storageChoice(
-  cfg: LoadedConfig["config"],
-  env: NodeJS.ProcessEnv,
-  team: { daemonId: string; version: string },
-): { options: Record<string, object>; disabled: string[] } {
-  const options = (cfg.pluginOptions ?? {}) as Record<string, object>;
-  const disabled = cfg.disabledPlugins ?? [];
-  const url = env.AGENTD_DATABASE_URL || cfg.database?.url;
-  if (!url) return { options, disabled: [...disabled, "storage-postgres"] };
-  // The team's lease timeout (a dead owner's turn is taken over after it): AGENTD_LEASE_TIMEOUT_MS wins.
-  const fromEnv = Number(env.AGENTD_LEASE_TIMEOUT_MS);
-  const leaseTimeoutMs =
-    env.AGENTD_LEASE_TIMEOUT_MS && Number.isInteger(fromEnv) && fromEnv >= 300 ? fromEnv : cfg.database?.leaseTimeoutMs;
-  const pgOptions = { url, ...team, ...(leaseTimeoutMs !== undefined ? { leaseTimeoutMs } : {}) };
-  return { options: { ...options, "storage-postgres": pgOptions }, disabled: [...disabled, "storage-sqlite"] };
-}
-
-function brokenSource(spec: string, message: string): PluginSource {
-  const id =
-    spec
-      .replace(/[^a-z0-9-]+/gi, "-")
-      .replace(/^-+|-+$/g, "")
-      .toLowerCase()
-      .slice(0, 64) || "unknown";
-  return {
-    manifest: { id, version: "0.0.0", description: `unreadable plugin ${spec}` },
-    origin: "config",
-    spec,
-    load: async () => {
-      throw new Error(message);
-    },
-  };
-}
-
 function urlHost(h: string): string {
   return h.includes(":") ? `[${h}]` : h;
-}
-
-/**
- * Project-local plugins, when the project plugin provides trust: those of every trusted project load now; a trust
- * decision loads or unloads them (POST /projects/trust waits); a turn withdraws a plugin changed since trust.
- */
-async function startProjectPlugins(
-  deps: Omit<ProjectPluginsDeps, "trust"> & { services: ServiceContainer },
-): Promise<ProjectPlugins | undefined> {
-  const trust = deps.services.tryGet(ProjectTrustToken);
-  if (!trust) return undefined;
-  const plugins = new ProjectPlugins({ ...deps, trust });
-  trust.onChange((root) => plugins.reconcile(root));
-  deps.bus.on("turn.started", ({ cwd }) => {
-    const root = trust.projectRoot(cwd);
-    if (plugins.check(root)) void plugins.reconcile(root);
-  });
-  for (const rec of trust.list()) if (rec.trusted) await plugins.reconcile(rec.path);
-  return plugins;
 }

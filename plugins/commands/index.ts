@@ -22,7 +22,7 @@ import {
 } from "../../core/index.js";
 import { type CheckpointOptions, Checkpoints, DEFAULT_CHECKPOINT_OPTIONS } from "./checkpoints.js";
 import { type CommandEnv, providerOf } from "./env.js";
-import { commandRoutes } from "./routes.js";
+import { commandRoutes } from "./routes/index.js";
 import { slashCommands } from "./slash/index.js";
 import { ModelMemory, Prefs } from "./state.js";
 

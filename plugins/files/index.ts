@@ -9,10 +9,10 @@ import {
   type Static,
   T,
 } from "../../core/index.js";
-import { browseRoutes, resolveRoots } from "./browse.js";
-import { imageRoute, messageImages } from "./image.js";
-import { inputsRoutes, removeSessionInputs } from "./inputs.js";
-import { sessionFsRoutes } from "./session-fs.js";
+import { resolveRoots } from "./browse.js";
+import { messageImages } from "./image.js";
+import { removeSessionInputs } from "./inputs.js";
+import { filesRoutes } from "./routes/index.js";
 
 export { candidateName } from "./inputs.js";
 export { BLOCKED_EXTENSIONS, executableFormat, sanitizeName } from "./upload-policy.js";
@@ -70,15 +70,15 @@ export default definePlugin({
     const inputsRoot = path.join(ctx.home, "inputs");
     const configuredRoots = () => options.browseRoots ?? [homedir(), ctx.deps.host.defaultCwd];
 
-    const routes = [
-      ...sessionFsRoutes(sessions),
-      ...inputsRoutes({ sessions, inputsRoot, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES }),
-      ...browseRoutes(
-        () => resolveRoots(configuredRoots()),
-        () => options.browseAnywhere !== false,
-      ),
-      imageRoute(sessions, () => ctx.deps.store),
-    ];
+    const routes = filesRoutes({
+      sessions,
+      store: () => ctx.deps.store,
+      inputs: { sessions, inputsRoot, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES },
+      browse: {
+        roots: () => resolveRoots(configuredRoots()),
+        anywhere: () => options.browseAnywhere !== false,
+      },
+    });
     for (const r of routes) ctx.routes.add(r);
     // Display code (GET /sessions/{id}, /history) links stored images here, without knowing this plugin's routes.
     ctx.services.provide(MessageImagesToken, messageImages);

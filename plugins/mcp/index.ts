@@ -1,38 +1,22 @@
 import {
-  ApiError,
   definePlugin,
-  defineRoute,
   McpManagerToken,
   McpServersToken,
   optional,
   type PluginContext,
   ProjectTrustToken,
   SandboxToken,
-  SessionIdParams,
   SessionServiceToken,
   SettingsToken,
-  T,
 } from "../../core/index.js";
 import { McpManager } from "./manager.js";
+import { mcpRoutes } from "./routes/index.js";
 
 export type { McpServerConfig, ParsedServers, ServerEntry } from "./config.js";
 export { loadProjectServers, parseServers, projectConfigPath } from "./config.js";
 export type { ToolSink } from "./connection.js";
 export { DEFAULT_CONNECTION_OPTIONS, McpManager, type McpManagerDeps } from "./manager.js";
-
-export const McpServerStatusSchema = T.Object(
-  {
-    name: T.String(),
-    scope: T.Union([T.Literal("global"), T.Literal("project"), T.Literal("session")]),
-    project: T.Optional(T.String({ description: "Project root, for project servers" })),
-    sessionId: T.Optional(T.String({ description: "The session, for servers given to one session" })),
-    transport: T.Union([T.Literal("stdio"), T.Literal("http"), T.Literal("unknown")]),
-    state: T.Union([T.Literal("connecting"), T.Literal("connected"), T.Literal("failed"), T.Literal("disabled")]),
-    error: T.Optional(T.String()),
-    tools: T.Array(T.String(), { description: "Registered tool names (mcp_<server>_<tool>)" }),
-  },
-  { title: "McpServerStatus" },
-);
+export { McpServerStatusSchema } from "./routes/index.js";
 
 /** One manager per plugin context: a process can run several daemons (tests), so no module-level singleton. */
 const managers = new WeakMap<PluginContext, McpManager>();
@@ -70,54 +54,7 @@ export default definePlugin({
         reconnect: (name: string, project?: string) => manager.reconnect(name, project),
       }),
     );
-    ctx.routes.add(
-      defineRoute({
-        method: "GET",
-        path: "/mcp/servers",
-        operationId: "listMcpServers",
-        summary: "MCP servers with their connection state and registered tools",
-        description:
-          "Global servers (config key `mcpServers`) and the servers of trusted projects that have been opened " +
-          "(`<project>/.agentd/mcp.json`). Invalid entries are listed as failed with the reason.",
-        tags: ["mcp"],
-        responses: { 200: T.Array(McpServerStatusSchema) },
-        handler: () => ({ body: manager.list() }),
-      }),
-    );
-    ctx.routes.add(
-      defineRoute({
-        method: "PUT",
-        path: "/sessions/:id/mcp-servers",
-        operationId: "setSessionMcpServers",
-        summary: "Set the MCP servers of one session (an editor's); their tools are offered to that session only",
-        description:
-          "Same format as the config key `mcpServers` (`{<name>: {command, args, env, cwd}}` or `{<name>: {url, " +
-          "headers}}`); relative paths resolve against the session's working directory. Replaces the session's " +
-          "previous set (`{}` closes them all); servers connect in the background, so the answer usually says " +
-          "`connecting`. Not persisted: gone when the daemon restarts or the session is deleted.",
-        tags: ["mcp"],
-        params: SessionIdParams,
-        body: T.Object(
-          {
-            mcpServers: T.Unsafe<Record<string, Record<string, unknown>>>({
-              type: "object",
-              description:
-                "Server name -> server entry (checked like the config key; invalid entries are listed as failed)",
-              additionalProperties: { type: "object", additionalProperties: true },
-              maxProperties: 50,
-            }),
-          },
-          { title: "SessionMcpServers", additionalProperties: false },
-        ),
-        responses: { 200: T.Array(McpServerStatusSchema) },
-        handler: async ({ params, body }) => {
-          const rec = await deps.sessions.require(params.id);
-          const { statuses, error } = manager.setSessionServers(rec.id, body.mcpServers, rec.cwd);
-          if (error) throw ApiError.badRequest(error);
-          return { body: statuses };
-        },
-      }),
-    );
+    for (const r of mcpRoutes({ manager, sessions: () => deps.sessions })) ctx.routes.add(r);
     ctx.events.on("session.deleted", ({ sessionId }) => void manager.forgetSession(sessionId));
   },
   start(ctx) {

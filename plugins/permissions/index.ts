@@ -15,7 +15,7 @@ import {
   SessionServiceToken,
 } from "../../core/index.js";
 import { matchesPattern, type Pattern, parsePattern } from "./pattern.js";
-import { permissionRoutes } from "./routes.js";
+import { permissionRoutes } from "./routes/index.js";
 import { SavedRules } from "./store.js";
 
 /** Each loaded plugin's saved rules, read at its start. */

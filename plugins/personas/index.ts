@@ -7,7 +7,7 @@ import {
   SessionServiceToken,
 } from "../../core/index.js";
 import { BUILTIN_PERSONAS } from "./builtin.js";
-import { catalogRoutes } from "./routes.js";
+import { catalogRoutes } from "./routes/index.js";
 
 export { BUILTIN_PERSONAS } from "./builtin.js";
 

@@ -13,7 +13,7 @@ import {
 } from "../../core/index.js";
 import { ProjectResources } from "./context.js";
 import { findProjectRoot } from "./paths.js";
-import { projectRoutes } from "./routes.js";
+import { projectRoutes } from "./routes/index.js";
 import { skillTool } from "./skill-tool.js";
 import { ToolHookRunner } from "./tool-hooks.js";
 import { TrustStore } from "./trust.js";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { definePlugin, SettingsToken, T } from "../../core/index.js";
 import { ModelCache } from "./model-cache.js";
 import { createOpenAIProvider, DEFAULT_TIMEOUT_MS } from "./provider.js";
-import { providerRoutes } from "./routes.js";
+import { providerRoutes } from "./routes/index.js";
 
 export { createOpenAIProvider, type OpenAIProviderOptions, type OpenAIProviderSettings } from "./provider.js";
 export { ProviderError } from "./retry.js";

@@ -1,17 +1,15 @@
 import { homedir } from "node:os";
 import {
-  ApiError,
   definePlugin,
-  defineRoute,
   PersonaRegistryToken,
-  SessionIdParams,
   type SessionRecord,
   SessionStoreToken,
   T,
   toDisplayMessages,
 } from "../../core/index.js";
 import { shareMarkdown } from "./markdown.js";
-import { renderSharePage, SHARE_CSP, SHARE_PREVIEW_CSP } from "./page.js";
+import { renderSharePage } from "./page.js";
+import { shareRoutes } from "./routes/index.js";
 
 export { escapeHtml, renderSharePage, SHARE_CSP } from "./page.js";
 
@@ -83,56 +81,6 @@ export default definePlugin({
         preview,
       });
     };
-    ctx.routes.add(
-      defineRoute({
-        method: "GET",
-        path: "/shared/:token",
-        page: true,
-        operationId: "getSharedSessionPage",
-        summary: "The read-only HTML page of a shared session (no authentication; 404 once revoked)",
-        description:
-          "Browser transport rather than an API resource: a self-contained page under a strict " +
-          "Content-Security-Policy (no script but the one that shows local times). System prompts are not shown and " +
-          "local paths are shortened.",
-        tags: ["share"],
-        auth: "public",
-        params: T.Object({ token: T.String({ pattern: "^[A-Za-z0-9_-]{16,128}$", description: "The share token" }) }),
-        responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
-        handler: async ({ params }) => {
-          const rec = await ctx.deps.store.findByShareToken(params.token);
-          if (!rec) throw ApiError.notFound("This shared session does not exist or is no longer shared");
-          const html = await page(rec, rec.meta.shareToolResults === true, false);
-          return {
-            html,
-            headers: { "Content-Security-Policy": SHARE_CSP, "X-Robots-Tag": "noindex, nofollow" },
-          };
-        },
-      }),
-    );
-    ctx.routes.add(
-      defineRoute({
-        method: "GET",
-        path: "/sessions/:id/share-preview",
-        operationId: "previewSharedSessionPage",
-        summary: "The page a share link of this session shows (or would show), for its owner to check before sharing",
-        tags: ["share"],
-        params: SessionIdParams,
-        query: T.Object({
-          toolResults: T.Optional(
-            T.String({ enum: ["1", "0", "true", "false"], description: "1: with tool results (default 0)" }),
-          ),
-        }),
-        responses: { 200: { description: "HTML page", contentType: "text/html", schema: T.String() } },
-        handler: async ({ params, query }) => {
-          const rec = await ctx.deps.store.getSession(params.id);
-          if (!rec) throw ApiError.notFound(`Session not found: ${params.id}`);
-          const html = await page(rec, query.toolResults === "1" || query.toolResults === "true", true);
-          return {
-            html,
-            headers: { "Content-Security-Policy": SHARE_PREVIEW_CSP, "X-Robots-Tag": "noindex, nofollow" },
-          };
-        },
-      }),
-    );
+    for (const r of shareRoutes({ store: () => ctx.deps.store, page })) ctx.routes.add(r);
   },
 });

@@ -9,7 +9,7 @@ import {
   T,
   WorktreeServiceToken,
 } from "../../core/index.js";
-import { worktreeRoutes } from "./routes.js";
+import { worktreeRoutes } from "./routes/index.js";
 import { registryFile, Worktrees } from "./service.js";
 
 const OptionsSchema = T.Object(
