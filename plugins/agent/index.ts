@@ -26,7 +26,7 @@ import { controlActions } from "./control.js";
 import { MarkerFile, type RunningTurn, readMarker } from "./marker.js";
 import { endInterrupted } from "./recovered.js";
 import { DECISION_WINDOW } from "./remote-decisions.js";
-import { agentRoutes } from "./routes.js";
+import { agentRoutes } from "./routes/index.js";
 import { TeamTurns } from "./team.js";
 import { type AgentToolDeps, planDoneTool, questionTool, taskTool, todoWriteTool } from "./tools.js";
 
