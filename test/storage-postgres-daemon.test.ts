@@ -7,19 +7,15 @@ import { PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { type DaemonProcess, makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
-import { type PgCluster, pgCluster } from "./support/postgres.js";
-import { query, session } from "./support/storage-postgres.js";
+import { pgClusterFixture, query, session } from "./support/storage-postgres.js";
 
 describe("storage-postgres: SessionStore on PostgreSQL", function () {
   this.timeout(60_000);
-  let cluster: PgCluster;
-  before(async () => {
-    cluster = await pgCluster();
-  });
+  const fx = pgClusterFixture();
 
   describe("migrations", () => {
     it("two stores opening one new database at once migrate it once, under the advisory lock", async () => {
-      const url = await cluster.createDatabase();
+      const url = await fx.cluster.createDatabase();
       const stores = [1, 2, 3].map(() => new PostgresSessionStore({ url }));
       try {
         await Promise.all(stores.map((s) => s.opened()));
@@ -33,7 +29,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
 
     it("refuses a database written by a newer agentd, and reports a failing step by its description", async () => {
-      const newer = await cluster.createDatabase();
+      const newer = await fx.cluster.createDatabase();
       await query(
         newer,
         "CREATE TABLE agentd_schema (version INTEGER NOT NULL); INSERT INTO agentd_schema VALUES (99)",
@@ -43,7 +39,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       expect(e1?.message).to.match(/schema version 99.*newer agentd/);
       await a.close();
 
-      const clash = await cluster.createDatabase();
+      const clash = await fx.cluster.createDatabase();
       await query(clash, "CREATE TABLE feed (x INTEGER)");
       const b = new PostgresSessionStore({ url: clash });
       const e2 = await b.opened().catch((e: Error) => e);
@@ -63,7 +59,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     afterEach(() => fake.close());
 
     it("keeps its sessions in the database AGENTD_DATABASE_URL names; SQLite is left alone", async () => {
-      const url = await cluster.createDatabase();
+      const url = await fx.cluster.createDatabase();
       const d = await startTestDaemon({
         env: { AGENTD_DATABASE_URL: url },
         config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } },
@@ -91,12 +87,12 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
 
     it("reconnects by itself after the server restarted, and says whether it is connected meanwhile", async () => {
-      const url = await cluster.createDatabase();
+      const url = await fx.cluster.createDatabase();
       const d = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } });
       try {
         const id = await d.createSession({ title: "kept across a restart" });
         expect((await d.get("/server/status")).body.database).to.deep.include({ kind: "postgres", connected: true });
-        await cluster.stop();
+        await fx.cluster.stop();
         try {
           const during = await d.get("/sessions");
           expect(during.status).to.equal(503);
@@ -105,7 +101,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
           );
           expect((await d.get("/server/status")).body.database.connected).to.equal(false);
         } finally {
-          await cluster.start();
+          await fx.cluster.start();
         }
         const after = await d.get("/sessions");
         expect(after.status).to.equal(200);
@@ -117,7 +113,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
 
     it("a server restart mid-turn: the turn ends with an error, nothing acknowledged is lost, the next turn works", async () => {
-      const url = await cluster.createDatabase(undefined, { migrated: true });
+      const url = await fx.cluster.createDatabase(undefined, { migrated: true });
       const d = await startTestDaemon({
         env: { AGENTD_DATABASE_URL: url },
         config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } },
@@ -140,12 +136,12 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
             resolve(e.reason);
           });
         });
-        await cluster.stop();
+        await fx.cluster.stop();
         try {
           release();
           expect(await ended).to.equal("error");
         } finally {
-          await cluster.start();
+          await fx.cluster.start();
         }
         // The events published while the server was away waited, in order, and reach the client once it is back.
         const end = await sse.waitForType("end", 30_000);
@@ -181,7 +177,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
 
     it("two `agentd serve` started at once on an empty database: one migrates, both serve the same sessions", async () => {
-      const url = await cluster.createDatabase();
+      const url = await fx.cluster.createDatabase();
       const homes = [makeTempHome(), makeTempHome()];
       const daemons = await Promise.all(homes.map((home) => spawnDaemon(home, { AGENTD_DATABASE_URL: url })));
       try {
@@ -199,7 +195,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
 
     it("takes the URL from the config key database.url", async () => {
-      const url = await cluster.createDatabase();
+      const url = await fx.cluster.createDatabase();
       const d = await startTestDaemon({ config: { database: { url } } });
       try {
         const id = await d.createSession({ title: "from config" });
@@ -214,7 +210,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     it("does not start on an unreachable server or a wrong URL: one line, the URL redacted, the cause", async () => {
       const home = makeTempHome();
       try {
-        const refused = `postgres://agentd:s3cret-pw@127.0.0.1:${cluster.port + 1}/nodb`;
+        const refused = `postgres://agentd:s3cret-pw@127.0.0.1:${fx.cluster.port + 1}/nodb`;
         const p = await spawnDaemon(home, { AGENTD_DATABASE_URL: refused }).then(
           () => {
             throw new Error("the daemon started");
@@ -225,7 +221,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         expect(p.message).to.match(/ECONNREFUSED/);
         expect(p.message).to.not.contain("s3cret-pw");
 
-        const noDb = cluster.url("no_such_database").replace("postgres@", "postgres:pw-xyz@");
+        const noDb = fx.cluster.url("no_such_database").replace("postgres@", "postgres:pw-xyz@");
         const err = await startTestDaemon({ home, env: { AGENTD_DATABASE_URL: noDb } }).then(
           async (d) => {
             await d.stop();
@@ -245,12 +241,12 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     it("does not start when it cannot open its listening connection: one line, the URL redacted, the cause", async () => {
       // A role allowed one connection (superusers ignore limits): the store's calls take it, the LISTEN finds none.
       const role = `one_conn_${process.pid}`;
-      const admin = new pg.Client({ connectionString: cluster.url("postgres") });
+      const admin = new pg.Client({ connectionString: fx.cluster.url("postgres") });
       await admin.connect();
       await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
       await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
       await admin.end();
-      const url = cluster.url(role).replace("postgres@", `${role}:pw-l@`);
+      const url = fx.cluster.url(role).replace("postgres@", `${role}:pw-l@`);
       const err = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } }).then(
         async (d) => {
           await d.cleanup();

@@ -1,21 +1,17 @@
 import { expect } from "chai";
 import pg from "pg";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
-import { type PgCluster, pgCluster } from "./support/postgres.js";
-import { at, ids, query, session } from "./support/storage-postgres.js";
+import { at, ids, pgClusterFixture, query, session } from "./support/storage-postgres.js";
 
 describe("storage-postgres: SessionStore on PostgreSQL", function () {
   this.timeout(60_000);
-  let cluster: PgCluster;
-  before(async () => {
-    cluster = await pgCluster();
-  });
+  const fx = pgClusterFixture();
 
   describe("the store", () => {
     let url: string;
     let store: PostgresSessionStore;
     beforeEach(async () => {
-      url = await cluster.createDatabase();
+      url = await fx.cluster.createDatabase();
       store = new PostgresSessionStore({ url });
       await store.opened();
     });

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { type PgCluster, pgCluster } from "./postgres.js";
 import { sessionRecord } from "./session-record.js";
 
 export const session = sessionRecord;
@@ -24,3 +25,12 @@ export async function query<R extends pg.QueryResultRow>(
  * storage-postgres on a throwaway cluster the harness starts itself (test/support/postgres.ts): the store's
  * contract, its migrations, and a daemon selecting it with AGENTD_DATABASE_URL or `database.url`.
  */
+
+/** One PostgreSQL cluster for the enclosing describe, started before its first test. */
+export function pgClusterFixture() {
+  const fx = {} as { cluster: PgCluster };
+  before(async () => {
+    fx.cluster = await pgCluster();
+  });
+  return fx;
+}
