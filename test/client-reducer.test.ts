@@ -63,6 +63,8 @@ describe("client reducer: one session's stream folded into its state", function 
     const from = sse.frames.length;
     expect((await d.post(`/sessions/${id}/chat`, { text: message })).status).to.equal(202);
     await sse.waitFor((f) => f.json?.type === "status" && f.json.status === "idle", 10_000, from + 1);
+    // The summary that states it idle follows once the session's updatedAt is stored: the turn's last frame.
+    await sse.waitFor((f) => f.json?.type === "session_update" && f.json.session?.status === "idle", 10_000, from + 1);
   };
   /** A new session and its stream, after one turn: the frames folded, and the session read back. */
   const oneTurn = async (message: string) => {
