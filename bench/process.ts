@@ -174,6 +174,21 @@ function daemonStream(api: ApiClient, id: string): Stream {
   };
 }
 
+/** `agentd serve` on `home` as a child process, once it has written `server.json`; a client of it. */
+export async function spawnAgentd(
+  home: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; t0: number; api: ApiClient; stop: () => Promise<void> }> {
+  const { child, t0 } = await spawnReady(
+    [MAIN, "serve", "--port", "0", "--home", home],
+    cleanEnv(env),
+    join(home, "server.json"),
+  );
+  // server.json is written whole (a rename): readable as soon as it exists.
+  const info = JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as { url: string; token: string };
+  return { child, t0, api: new ApiClient(info.url, info.token), stop: () => stopChild(child) };
+}
+
 async function startAgentd(providerUrl: string, cwd: string): Promise<Engine & { coldMs: number }> {
   const home = tempDir("agentd-bench-proc-");
   // A session of HISTORY messages, written through the store by an in-process daemon on the same home beforehand.
@@ -181,16 +196,12 @@ async function startAgentd(providerUrl: string, cwd: string): Promise<Engine & {
   const historyId = await seed.api.createSession({ cwd, title: "history" });
   seedHistory(seed, historyId, HISTORY);
   await seed.cleanup();
-  const env = cleanEnv({ OPENAI_BASE_URL: providerUrl, OPENAI_API_KEY: "bench-key", AGENTD_MODEL: "fake-model" });
-  const { child, t0 } = await spawnReady(
-    [MAIN, "serve", "--port", "0", "--home", home],
-    env,
-    join(home, "server.json"),
-  );
-  // server.json is written whole (a rename): readable as soon as it exists.
-  const info = JSON.parse(readFileSync(join(home, "server.json"), "utf8")) as { url: string; token: string };
-  const coldMs = await firstAnswered(t0, `${info.url}/api/v1/sessions`, { authorization: `Bearer ${info.token}` });
-  const api = new ApiClient(info.url, info.token);
+  const { child, t0, api } = await spawnAgentd(home, {
+    OPENAI_BASE_URL: providerUrl,
+    OPENAI_API_KEY: "bench-key",
+    AGENTD_MODEL: "fake-model",
+  });
+  const coldMs = await firstAnswered(t0, `${api.api}/sessions`, { authorization: `Bearer ${api.token}` });
   return {
     coldMs,
     pid: child.pid as number,

@@ -164,10 +164,14 @@ await section("7. search", async () => {
   printSearch(search, 3);
 });
 
-let scale: ScaleResult | undefined;
+const scales: ScaleResult[] = [];
 await section("8. scale", async () => {
-  scale = await scaleBench(cwd, 1000, Number(process.env.BENCH_SESSIONS ?? 100_000));
-  printScale(scale);
+  const big = Number(process.env.BENCH_SESSIONS ?? 100_000);
+  for (const store of ["sqlite", "postgres"] as const) {
+    const r = await scaleBench(cwd, 1000, big, store);
+    printScale(r);
+    scales.push(r);
+  }
   printWholeRead(await wholeReadBench(cwd, 10_000, 10));
 });
 
@@ -253,9 +257,9 @@ if (append) {
   rows.push(["contextMessages p50: at 10 vs at 10,000 messages", ms(append.readSmall.p50), ms(append.readBig.p50)]);
   rows.push(["contextMessages p50, first read: at 10 vs 10,000", ms(append.coldSmall.p50), ms(append.coldBig.p50)]);
 }
-if (scale) {
+for (const scale of scales) {
   const { small, big } = scale.figures;
-  const tag = `${int(scale.small)} vs ${int(scale.big)} sessions`;
+  const tag = `${int(scale.small)} vs ${int(scale.big)} sessions (${scale.store})`;
   rows.push([`restart to ready: ${tag}`, ms(small.ready.p50), ms(big.ready.p50)]);
   rows.push([`GET /sessions?limit=50: ${tag}`, ms(small.list.p50), ms(big.list.p50)]);
   rows.push([`GET /sessions?q=common word: ${tag}`, ms(small.common.p50), ms(big.common.p50)]);

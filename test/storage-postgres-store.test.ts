@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import pg from "pg";
+import { listFilter, pgTerms } from "../plugins/storage-postgres/search.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { at, ids, pgClusterFixture, query, session } from "./support/storage-postgres.js";
 
@@ -113,6 +114,38 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         await c.query("SET enable_seqscan = off");
         const plan = await c.query("EXPLAIN SELECT id FROM messages WHERE search @@ agentd_prefix_query('fox')");
         expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index Scan on messages_search/);
+      } finally {
+        await c.end();
+      }
+    });
+
+    it("finds titles from the trigram index, not a scan of the sessions, with the listing's meaning", async () => {
+      await store.createSession(session("a", { title: "Refactor the Parser", updatedAt: at(1) }));
+      await store.createSession(session("b", { title: "docs", updatedAt: at(2) }));
+      await store.createSession(session("c", { title: "100% done_", updatedAt: at(3) }));
+      await store.createSession(session("d", { title: "ÉCOLE", updatedAt: at(4) }));
+      await store.appendMessage("b", { role: "user", content: "the parser is slow" });
+      expect(ids(await store.listSessions({ q: "PARSER" }))).to.deep.equal(["b", "a"]);
+      // Letters fold as SQLite's LIKE folds them: ASCII only, so the two stores list the same sessions.
+      expect(ids(await store.listSessions({ q: "ÉCOLE" }))).to.deep.equal(["d"]);
+      expect(ids(await store.listSessions({ q: "Écol" }))).to.deep.equal(["d"]);
+      expect(ids(await store.listSessions({ q: "école" }))).to.deep.equal([]);
+      expect((await store.listSessions({ q: "pars", limit: 1 })).total).to.equal(2);
+      expect(ids(await store.listSessions({ q: "% done_" }))).to.deep.equal(["c"]);
+      expect(ids(await store.listSessions({ q: "0%" }))).to.deep.equal(["c"]);
+      const params: unknown[] = [];
+      const where = listFilter(pgTerms("parser"), (v) => {
+        params.push(v);
+        return `$${params.length}`;
+      });
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("SET enable_seqscan = off");
+        const plan = await c.query(`EXPLAIN SELECT COUNT(*) FROM sessions s ${where}`, params);
+        const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+        expect(text).to.match(/Index Scan on sessions_title_trgm/);
+        expect(text).to.match(/Index Scan on messages_search/);
       } finally {
         await c.end();
       }

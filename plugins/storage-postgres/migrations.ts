@@ -197,6 +197,23 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       INSERT INTO session_counter (id, n) SELECT 1, COUNT(*) FROM sessions;
     `,
   },
+  {
+    description:
+      "a trigram index of the titles lower-cased as SQLite's LIKE compares them (ASCII letters only), so a title " +
+      "search is an index lookup, not a scan (when the server has the trusted pg_trgm extension)",
+    sql: `
+      DO $do$ BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'pg_trgm is not available: a title search reads every title';
+      END $do$;
+      DO $do$ BEGIN
+        IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+          CREATE INDEX sessions_title_trgm ON sessions USING GIN (lower(title COLLATE "C") gin_trgm_ops);
+        END IF;
+      END $do$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
