@@ -11,8 +11,8 @@ import type { SqliteSessionStore } from "../plugins/storage-sqlite/store.js";
 import { pgCluster } from "../test/support/postgres.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, tempDir } from "./lib/daemon.js";
-import { cpuMsOf, spawnAgentd } from "./process.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
+import { cpuMsOf, spawnAgentd } from "./process.js";
 import { record } from "./storage.js";
 
 /** The bench's sessions: a word in a fifth of the titles (`delta-3`), one in a single title. */
