@@ -29,17 +29,17 @@ function termText(fts: string): string {
 /**
  * The WHERE clause of a listing: every term in the title or in some user/assistant message of the session.
  * `next` hands out the placeholder of the next parameter (it pushes the value). Titles compare as SQLite's LIKE
- * does (ASCII letters folded), in the form the titles' trigram index holds (see the migrations). A term's sessions
- * are one set, the union of two index lookups (that index, the messages' full-text index), so neither side reads
- * every row; an `OR` of the title test and the message subquery would test every session's title.
+ * does (ASCII letters folded), in the form the titles' trigram index holds (see the migrations). The sessions a
+ * term's messages match are read first, from the messages' full-text index, as an array of ids: `id = ANY(...)`
+ * is an index condition, so the planner can answer the term from the two indexes at once (a bitmap OR) when it is
+ * rare, or walk the listing order and test each row when it is common; an `IN (subquery)` would be neither.
  */
 export function listFilter(terms: PgTerm[], next: (value: unknown) => string): string {
-  const title = (alias: string, like: string) => `lower(${alias}.title COLLATE "C") LIKE ${like} ESCAPE '\\'`;
   const conds = terms.map((t) => {
-    const like = next(t.like);
-    if (t.text === null) return title("s", like);
-    return `s.id IN (SELECT t.id FROM sessions t WHERE ${title("t", like)}
-      UNION SELECT m.session_id FROM messages m WHERE m.search @@ agentd_prefix_query(${next(t.text)}))`;
+    const title = `lower(s.title COLLATE "C") LIKE ${next(t.like)} ESCAPE '\\'`;
+    if (t.text === null) return title;
+    return `(${title} OR s.id = ANY(ARRAY(SELECT DISTINCT m.session_id FROM messages m
+      WHERE m.search @@ agentd_prefix_query(${next(t.text)}))))`;
   });
   return conds.length > 0 ? `WHERE ${conds.join(" AND ")}` : "";
 }
