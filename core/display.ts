@@ -50,42 +50,75 @@ export function toDisplayMessages(
   sessionId: string,
   imageUrl: MessageImageUrl | undefined,
 ): DisplayMessage[] {
-  const out: DisplayMessage[] = [];
-  const callIndex = new Map<string, DisplayToolCall>();
-  for (const row of rows) {
-    if (row.role === "tool") {
-      const call = row.toolCallId ? callIndex.get(row.toolCallId) : undefined;
-      if (call) {
-        const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
-        call.result = text ?? "";
-        call.status = row.meta?.isError ? "error" : "ok";
-        if (row.meta?.error) call.error = row.meta.error;
-        if (images.length) call.images = images;
+  const folder = new DisplayFolder(sessionId, imageUrl);
+  folder.add(rows);
+  return folder.take(true);
+}
+
+/**
+ * {@link toDisplayMessages} a page of rows at a time, for a history read in pages: `take` hands out, in order, the
+ * messages no later row can change (none of their tool calls still waits for its result), so a page's messages can
+ * be serialised and let go before the next page is read. Taking everything at the end gives what one call over
+ * all the rows gives.
+ */
+export class DisplayFolder {
+  private readonly out: DisplayMessage[] = [];
+  private readonly callIndex = new Map<string, DisplayToolCall>();
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly imageUrl: MessageImageUrl | undefined,
+  ) {}
+
+  add(rows: StoredMessage[]): void {
+    const { out, callIndex, sessionId, imageUrl } = this;
+    for (const row of rows) {
+      if (row.role === "tool") {
+        const call = row.toolCallId ? callIndex.get(row.toolCallId) : undefined;
+        if (call) {
+          const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
+          call.result = text ?? "";
+          call.status = row.meta?.isError ? "error" : "ok";
+          if (row.meta?.error) call.error = row.meta.error;
+          if (images.length) call.images = images;
+        }
+        continue;
       }
-      continue;
+      if (row.meta?.reminder) {
+        // Daemon-injected reminders (todo gate, interruptions) are shown as warnings, not as the user's words.
+        out.push({ role: "warning", content: `[system] ${typeof row.content === "string" ? row.content : ""}` });
+        continue;
+      }
+      const msg: DisplayMessage = { role: row.role, content: null, seq: row.seq };
+      const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
+      msg.content = text;
+      if (images.length) msg.images = images;
+      if (row.clientMessageId) msg.clientMessageId = row.clientMessageId;
+      if (row.thinking) msg.thinking = row.thinking;
+      if (row.meta?.turnMeta) msg.turnMeta = row.meta.turnMeta;
+      if (row.toolCalls?.length) {
+        msg.toolCalls = row.toolCalls.map((tc) => {
+          const call: DisplayToolCall = { id: tc.id, name: tc.name, args: tc.arguments, status: "running", result: "" };
+          callIndex.set(tc.id, call);
+          return call;
+        });
+      }
+      out.push(msg);
     }
-    if (row.meta?.reminder) {
-      // Daemon-injected reminders (todo gate, interruptions) are shown as warnings, not as the user's words.
-      out.push({ role: "warning", content: `[system] ${typeof row.content === "string" ? row.content : ""}` });
-      continue;
-    }
-    const msg: DisplayMessage = { role: row.role, content: null, seq: row.seq };
-    const { text, images } = splitContent(row.content, imageUrl, sessionId, row.seq);
-    msg.content = text;
-    if (images.length) msg.images = images;
-    if (row.clientMessageId) msg.clientMessageId = row.clientMessageId;
-    if (row.thinking) msg.thinking = row.thinking;
-    if (row.meta?.turnMeta) msg.turnMeta = row.meta.turnMeta;
-    if (row.toolCalls?.length) {
-      msg.toolCalls = row.toolCalls.map((tc) => {
-        const call: DisplayToolCall = { id: tc.id, name: tc.name, args: tc.arguments, status: "running", result: "" };
-        callIndex.set(tc.id, call);
-        return call;
-      });
-    }
-    out.push(msg);
   }
-  return out;
+
+  /** The folded messages nothing later can change, oldest first; with `all`, every one (no more rows come). */
+  take(all = false): DisplayMessage[] {
+    let n = this.out.length;
+    if (!all) {
+      n = this.out.findIndex((m) => m.toolCalls?.some((c) => c.status === "running"));
+      if (n === -1) n = this.out.length;
+    }
+    const done = this.out.splice(0, n);
+    if (all) this.callIndex.clear();
+    else for (const m of done) for (const c of m.toolCalls ?? []) this.callIndex.delete(c.id);
+    return done;
+  }
 }
 
 /** Text of a message (parts joined) and the URLs of its images. */

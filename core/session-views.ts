@@ -1,4 +1,4 @@
-import { type MessageImageUrl, toDisplayMessages } from "./display.js";
+import { DisplayFolder, type MessageImageUrl, toDisplayMessages } from "./display.js";
 import type { EventLog } from "./event-log-types.js";
 import type { SessionEventOf } from "./events.js";
 import type { SessionHistory, SessionView } from "./session-service.js";
@@ -13,6 +13,12 @@ import type { WaitingDecisions } from "./session-waiting.js";
 import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import type { TurnController } from "./turns.js";
 import type { SessionWorktrees } from "./worktrees.js";
+
+/** Rows per read of a whole-session view (see `SessionViews.wholeView`). */
+const WHOLE_READ_PAGE = 500;
+/** Where a whole-session view's messages go in its JSON: a string no field before them holds. */
+const MESSAGES_HERE = "\u0000agentd:messages\u0000" as unknown as SessionView["messages"];
+const MESSAGES_HERE_JSON = JSON.stringify(MESSAGES_HERE);
 
 /** What the views read besides the store and the event log (the session layer's parts). */
 export interface ViewParts {
@@ -99,6 +105,53 @@ export class SessionViews {
   async view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView> {
     const rec = await this.parts.require(id);
     const page = await this.store.historyPage(id, turns);
+    return this.assemble(rec, toDisplayMessages(page.messages, id, imageUrl), page.oldestSeq, page.hasMoreHistory);
+  }
+
+  /**
+   * The view of a read that covers the whole of a long session as UTF-8 JSON (the text of `view`'s answer), or
+   * undefined for any other read. Read, folded and serialised a page of rows at a time, each page's text moved out
+   * of the JavaScript heap at once, so little of it is alive at any time: built whole, a 10,000-message session
+   * (~4 MiB of JSON) survived every collection of the daemon's small young generation, and the collector cost more
+   * than the work (docs/benchmarks.md, issue 27).
+   */
+  async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
+    const rec = await this.parts.require(id);
+    // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all.
+    if (!this.store.readMessages || rec.messageCount <= WHOLE_READ_PAGE || turns < rec.messageCount) return undefined;
+    const folder = new DisplayFolder(id, imageUrl);
+    const pages: Buffer[] = [];
+    let oldestSeq: number | null = null;
+    for (let after = -1; ; ) {
+      const rows = await this.store.readMessages(id, after, WHOLE_READ_PAGE);
+      const last = rows.at(-1);
+      oldestSeq ??= rows[0]?.seq ?? null;
+      folder.add(rows);
+      const done = folder.take(!last || rows.length < WHOLE_READ_PAGE);
+      if (done.length > 0) pages.push(Buffer.from(`${pages.length > 0 ? "," : ""}${JSON.stringify(done).slice(1, -1)}`));
+      if (!last || rows.length < WHOLE_READ_PAGE) break;
+      after = last.seq;
+    }
+    const json = JSON.stringify(await this.assemble(rec, MESSAGES_HERE, oldestSeq, false));
+    const at = json.indexOf(MESSAGES_HERE_JSON);
+    // The marker holds a NUL, which no field before the messages should; were it there, the view is built whole.
+    if (at === -1 || json.indexOf(MESSAGES_HERE_JSON, at + 1) !== -1) {
+      return Buffer.from(JSON.stringify(await this.view(id, turns, imageUrl)));
+    }
+    return Buffer.concat([
+      Buffer.from(`${json.slice(0, at)}[`),
+      ...pages,
+      Buffer.from(`]${json.slice(at + MESSAGES_HERE_JSON.length)}`),
+    ]);
+  }
+
+  private async assemble(
+    rec: SessionRecord,
+    messages: SessionView["messages"],
+    oldestSeq: number | null,
+    hasMoreHistory: boolean,
+  ): Promise<SessionView> {
+    const id = rec.id;
     const v: SessionView = {
       id: rec.id,
       persona: rec.persona,
@@ -111,9 +164,9 @@ export class SessionViews {
       status: this.parts.turns().status(id),
       turnStartedAt: this.parts.turns().turnStartedAt(id),
       streaming: this.parts.turns().streaming(id),
-      messages: toDisplayMessages(page.messages, id, imageUrl),
-      oldestSeq: page.oldestSeq,
-      hasMoreHistory: page.hasMoreHistory,
+      messages,
+      oldestSeq,
+      hasMoreHistory,
       messageCount: rec.messageCount,
       usage: rec.usage,
       createdAt: rec.createdAt,

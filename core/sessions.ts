@@ -212,6 +212,10 @@ export class SessionManager implements SessionService {
     return this.views.view(id, turns, imageUrl);
   }
 
+  wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
+    return this.views.wholeView(id, turns, imageUrl);
+  }
+
   history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
     return this.views.history(id, beforeSeq, turns, imageUrl);
   }

@@ -17,8 +17,12 @@ export function getSessionRoute({ svc, imageUrls }: SessionRouteDeps) {
     params: SessionIdParams,
     query: TurnsQuery,
     responses: { 200: SessionSchema },
-    handler: async ({ params, query, apiBase }) => ({
-      body: await svc().view(params.id, query.turns ?? DEFAULT_HISTORY_TURNS, imageUrls(apiBase)),
-    }),
+    handler: async ({ params, query, apiBase }) => {
+      const turns = query.turns ?? DEFAULT_HISTORY_TURNS;
+      // A long session read whole comes serialised, a page at a time (SessionService.wholeView).
+      const whole = await svc().wholeView(params.id, turns, imageUrls(apiBase));
+      if (whole !== undefined) return { bytes: whole, contentType: "application/json; charset=utf-8" };
+      return { body: await svc().view(params.id, turns, imageUrls(apiBase)) };
+    },
   });
 }
