@@ -128,7 +128,8 @@ export class SessionViews {
       oldestSeq ??= rows[0]?.seq ?? null;
       folder.add(rows);
       const done = folder.take(!last || rows.length < WHOLE_READ_PAGE);
-      if (done.length > 0) pages.push(Buffer.from(`${pages.length > 0 ? "," : ""}${JSON.stringify(done).slice(1, -1)}`));
+      if (done.length > 0)
+        pages.push(Buffer.from(`${pages.length > 0 ? "," : ""}${JSON.stringify(done).slice(1, -1)}`));
       if (!last || rows.length < WHOLE_READ_PAGE) break;
       after = last.seq;
     }
