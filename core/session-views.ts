@@ -14,8 +14,10 @@ import type { ListQuery, SessionListEntry, SessionStore } from "./store.js";
 import type { TurnController } from "./turns.js";
 import type { SessionWorktrees } from "./worktrees.js";
 
-/** Rows per read of a whole-session view (see `SessionViews.wholeView`). */
-const WHOLE_READ_PAGE = 500;
+/** A session read whole is read in pages from this many messages on (see `SessionViews.wholeView`)... */
+const WHOLE_READ_FROM = 500;
+/** ...of this many rows: the smaller the page, the less survives a collection of the young generation. */
+const WHOLE_READ_PAGE = 100;
 /** Where a whole-session view's messages go in its JSON: a string no field before them holds. */
 const MESSAGES_HERE = "\u0000agentd:messages\u0000" as unknown as SessionView["messages"];
 const MESSAGES_HERE_JSON = JSON.stringify(MESSAGES_HERE);
@@ -118,7 +120,7 @@ export class SessionViews {
   async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
     const rec = await this.parts.require(id);
     // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all.
-    if (!this.store.readMessages || rec.messageCount <= WHOLE_READ_PAGE || turns < rec.messageCount) return undefined;
+    if (!this.store.readMessages || rec.messageCount < WHOLE_READ_FROM || turns < rec.messageCount) return undefined;
     const folder = new DisplayFolder(id, imageUrl);
     const pages: Buffer[] = [];
     let oldestSeq: number | null = null;

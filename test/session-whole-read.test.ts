@@ -19,7 +19,7 @@ describe("a long session read whole", function () {
   /** Turns of a user message, a tool call, its result and an answer, with the oddities a history holds. */
   async function seed(id: string, turns: number): Promise<void> {
     const store = d.daemon.services.get(SessionStoreToken);
-    // Two rows first, so that a call (seq 500) and its result (seq 501) fall on either side of the first page's edge.
+    // Two rows first, so that a call (seq 500) and its result (seq 501) fall on either side of a page's edge.
     await store.appendMessage(id, { role: "user", content: "hello" });
     await store.appendMessage(id, { role: "assistant", content: "hi" });
     for (let t = 0; t < turns; t++) {
@@ -60,7 +60,7 @@ describe("a long session read whole", function () {
     expect(res.status).to.equal(200);
     expect(res.headers.get("content-type")).to.equal("application/json; charset=utf-8");
     expect(res.body).to.deep.equal(atOnce);
-    // The edge of the first page: the call at seq 500 carries its result from seq 501.
+    // A page's edge: the call at seq 500 carries its result from seq 501.
     const edge = atOnce.messages.find((m: { seq?: number }) => m.seq === 500);
     expect(edge.toolCalls[0]).to.include({ status: "ok", result: "export const x = 1;\n".repeat(5) });
   });
