@@ -175,7 +175,7 @@ export interface WholeReadResult {
 }
 
 /** A home with one session of `messages` messages (turns of a user message, a tool call, its result and an answer). */
-export async function seedLongSession(cwd: string, messages: number): Promise<{ home: string; id: string }> {
+async function seedLongSession(cwd: string, messages: number): Promise<{ home: string; id: string }> {
   const home = tempDir("agentd-bench-long-");
   const bd = await bootDaemon({ home });
   try {
