@@ -217,10 +217,10 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
       })),
     );
     // Pages of older history read since the page opened (reaching the top pages them in by itself, maybe already).
-    let firstPage: () => void = () => {};
-    const pagedIn = new Promise<void>((resolve) => (firstPage = resolve));
+    const isHistory = (r: { url(): string }) => r.url().includes(`/sessions/${id}/history`);
+    let pagedIn = false;
     page.on("response", (r) => {
-      if (r.url().includes(`/sessions/${id}/history`)) firstPage();
+      if (isHistory(r)) pagedIn = true;
     });
     await page.goto(`${d.baseUrl}/#/s/${id}`);
     await transcript()
@@ -230,12 +230,18 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     const shown = () => transcript().locator("article").count();
     let most = await shown();
     // The button pages older history in; so does reaching the top (which may have paged it all in already, and taken
-    // the button away: a click that finds no button is no failure, a page that never comes is).
-    void page
-      .getByRole("button", { name: "Load earlier messages" })
-      .click()
-      .catch(() => undefined);
-    await pagedIn;
+    // the button away: a click that finds no button is no failure, a page that never comes is). On a loaded machine
+    // the click can miss while the transcript still settles at the bottom: it is asked again, a bounded number of
+    // times, each time waiting for the page it asks for.
+    for (let attempt = 0; !pagedIn; attempt++) {
+      if (attempt === 8) throw new Error("no page of older history was read: neither the button nor the top asked");
+      const read = page.waitForResponse(isHistory, { timeout: 5000 }).catch(() => undefined);
+      await page
+        .getByRole("button", { name: "Load earlier messages" })
+        .click({ timeout: 5000 })
+        .catch(() => undefined);
+      await read;
+    }
     const scroller = transcript();
     const firstShown = () => page.evaluate(() => document.querySelector(".transcript article")?.textContent ?? "");
     for (let step = 0; step < 400 && (await transcript().getByText("message number 0.").count()) === 0; step++) {
