@@ -118,9 +118,11 @@ export class SessionViews {
    * than the work (docs/benchmarks.md, issue 27).
    */
   async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
+    // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all;
+    // fewer turns than a long session's messages are never all (no record read for them: `view` reads it).
+    if (!this.store.readMessages || turns < WHOLE_READ_FROM) return undefined;
     const rec = await this.parts.require(id);
-    // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all.
-    if (!this.store.readMessages || rec.messageCount < WHOLE_READ_FROM || turns < rec.messageCount) return undefined;
+    if (rec.messageCount < WHOLE_READ_FROM || turns < rec.messageCount) return undefined;
     const folder = new DisplayFolder(id, imageUrl);
     const pages: Buffer[] = [];
     let oldestSeq: number | null = null;

@@ -1,4 +1,4 @@
-import { searchTerms } from "../storage-sqlite/search.js";
+import { asciiLower, searchTerms } from "../storage-sqlite/search.js";
 
 /**
  * Search text to SQL for PostgreSQL. Nothing is spliced into SQL: every term is a bound parameter, parsed by
@@ -14,11 +14,6 @@ export interface PgTerm {
 
 export function pgTerms(q: string | undefined): PgTerm[] {
   return searchTerms(q).map((t) => ({ like: asciiLower(t.like), text: t.fts === null ? null : termText(t.fts) }));
-}
-
-/** Lower-cases ASCII letters only, as SQLite's LIKE and PostgreSQL's `lower(x COLLATE "C")` do. */
-function asciiLower(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 /** The word back out of the FTS5 phrase `"..."*` that `searchTerms` builds (quotes were doubled). */

@@ -29,9 +29,14 @@ export function searchTerms(q: string | undefined): SearchTerm[] {
     return {
       like: `%${escapeLike(w)}%`,
       fts: /[\p{L}\p{N}]/u.test(w) ? ftsPrefixPhrase(w) : null,
-      trigram: [...w].length >= 3 ? `"${w.replace(/[A-Z]/g, (c) => c.toLowerCase()).replaceAll('"', '""')}"` : null,
+      trigram: [...w].length >= 3 ? `"${asciiLower(w).replaceAll('"', '""')}"` : null,
     };
   });
+}
+
+/** Lower-cases ASCII letters only, as SQLite's LIKE (and PostgreSQL's `lower(x COLLATE "C")`) compares them. */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 /** All terms in one message: the expression for searchMessages, or null when nothing is indexable. */
