@@ -9,7 +9,7 @@ import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { launchBrowser, signIn, watchPage } from "./support/browser.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
-import { type FakeProvider, fail, startFakeProvider, text, turn } from "./support/fake-provider.js";
+import { type FakeProvider, fail, type Step, startFakeProvider, text, turn } from "./support/fake-provider.js";
 
 /** A 1x1 PNG. */
 const PNG = Buffer.from(
@@ -72,7 +72,7 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
   }
 
   it("Shift+Enter breaks the line, Enter sends; the draft survives a reload", async () => {
-    await openSession();
+    const id = await openSession();
     fake.script(text("Got both lines."));
     await message().fill("first line");
     await message().press("Shift+Enter");
@@ -80,10 +80,40 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     expect(await message().inputValue()).to.equal("first line\nsecond line");
     await page.reload();
     expect(await message().inputValue()).to.equal("first line\nsecond line");
+    // The composer empties the moment Enter is pressed, before the daemon has answered the POST.
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
+    await page.route("**/api/v1/sessions/*/chat", async (route) => {
+      await held;
+      await route.continue();
+    });
     await message().press("Enter");
-    await transcript().getByText("Got both lines.").waitFor();
-    expect(JSON.stringify(fake.requests.at(-1))).to.include("first line\\nsecond line");
     expect(await message().inputValue()).to.equal("");
+    await message().press("Enter"); // a second Enter while the first is on its way sends nothing
+    answer();
+    await transcript().getByText("Got both lines.").waitFor();
+    await page.unroute("**/api/v1/sessions/*/chat");
+    expect(JSON.stringify(fake.requests.at(-1))).to.include("first line\\nsecond line");
+    const { body } = await d.get(`/sessions/${id}`);
+    expect(body.messages.filter((m: { role: string }) => m.role === "user")).to.have.length(1);
+    expect(await message().inputValue()).to.equal("");
+    await page.reload();
+    expect(await message().inputValue()).to.equal("");
+  });
+
+  it("a send the daemon refuses puts the message back in the composer and says why", async () => {
+    const id = await openSession();
+    await page.route("**/api/v1/sessions/*/chat", (route) =>
+      route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: "try again" }) }),
+    );
+    await message().fill("keep me");
+    await message().press("Enter");
+    await page.getByRole("status").filter({ hasText: "try again" }).waitFor();
+    expect(await message().inputValue()).to.equal("keep me");
+    await page.reload();
+    expect(await message().inputValue()).to.equal("keep me");
+    expect((await d.get(`/sessions/${id}`)).body.messages).to.deep.equal([]);
+    watch.errors.length = 0; // the refused request is logged by the browser
   });
 
   it("while a turn runs, a message steers it (shown as a chip) or is queued for after it", async () => {
@@ -279,6 +309,41 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     }
     expect(seen).to.deep.equal(Array.from({ length: count }, (_, i) => `message number ${i}.`));
     expect(most, "articles in the page at once").to.be.below(200);
+  });
+
+  it("stays where the user scrolled to while an answer streams in below, and follows the bottom again once back there", async () => {
+    await openSession();
+    const paragraphs: Step[] = Array.from({ length: 60 }, (_, i) => ({ content: `Paragraph ${i}.\n\n` }));
+    const trickle: Step[] = Array.from({ length: 800 }, () => ({ content: "more " }));
+    let tall!: () => void;
+    fake.script({
+      steps: [...paragraphs, { waitFor: new Promise<void>((r) => (tall = r)) }, ...trickle, { content: "THE END." }],
+      chunkDelayMs: 2,
+    });
+    await message().fill("write a lot");
+    await message().press("Enter");
+    await transcript().getByText("Paragraph 59.").waitFor();
+    const scroller = transcript();
+    const fromBottom = () => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+    expect(await fromBottom()).to.be.below(80);
+    tall();
+    // Scrolled up while tokens arrive every few milliseconds: a render between the scroll and its (late) scroll
+    // event must not put the view back at the bottom.
+    await scroller.hover();
+    for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -300);
+    await transcript().getByText("THE END.", { exact: false }).waitFor();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    expect(await fromBottom()).to.be.above(600);
+    // Back at the bottom, it follows what comes next.
+    await scroller.evaluate((el) => {
+      el.scrollTop = el.scrollHeight;
+    });
+    fake.script(text(...Array.from({ length: 40 }, (_, i) => `Next ${i}.\n\n`)));
+    await message().fill("and more");
+    await message().press("Enter");
+    await transcript().getByText("Next 39.").waitFor();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    expect(await fromBottom()).to.be.below(80);
   });
 
   it("deletes a session after asking", async () => {

@@ -103,13 +103,17 @@ export function Composer({ s }: { s: SessionState }) {
     const body = text.value.trim();
     const images = attachments.value.filter((a) => a.image).map((a) => a.dataUrl);
     const files = attachments.value.filter((a) => !a.image).map((a) => a.name);
-    if (!body && !images.length) return;
+    if (busy.value || (!body && !images.length)) return;
     // Undecided trust: the first message would run without the project's rules and context files.
     if (s.trust.value && !body.startsWith("/")) {
       showToast("Decide whether to trust this project first: your message is kept.");
       return;
     }
+    // The composer empties at once (a second Enter cannot send it twice); a refused send puts it back.
+    const sent = { text: text.value, attachments: attachments.value };
     busy.value = true;
+    setText("");
+    attachments.value = [];
     try {
       if (body.startsWith("/") && !images.length) {
         const r = await ok(api.POST("/api/v1/sessions/{id}/command", { ...id, body: { command: body } }));
@@ -129,9 +133,12 @@ export function Composer({ s }: { s: SessionState }) {
           if (r.status === "steered") s.chips.value = [...s.chips.value, { id: uid(), kind: "steer", text: full }];
         }
       }
-      setText("");
-      attachments.value = [];
     } catch (err) {
+      // Unless something new was typed meanwhile.
+      if (!text.value && !attachments.value.length) {
+        setText(sent.text);
+        attachments.value = sent.attachments;
+      }
       showToast(messageOf(err));
     } finally {
       busy.value = false;

@@ -217,6 +217,8 @@ function LastTurnActions({ s }: { s: SessionState }) {
   );
 }
 
+const nearBottom = (el: HTMLElement) => el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+
 export function Transcript({ s }: { s: SessionState }) {
   useSignalEffect(() => {
     awaitingConfirmation.value = s.confirmations.value.map((c) => ({ tool: c.tool, command: c.command }));
@@ -224,11 +226,26 @@ export function Transcript({ s }: { s: SessionState }) {
   const ref = useRef<HTMLDivElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  /** Where the view was last seen: at its last scroll event, or where this code last put it. */
+  const seenTop = useRef(0);
+  /**
+   * Whether the view follows the bottom. A scroll event comes a frame after the scroll: a move up that has not been
+   * reported yet already counts, or a render in between would put the reader back at the bottom.
+   */
+  const following = () => {
+    const el = ref.current;
+    if (el && stick.current && el.scrollTop < seenTop.current - 1 && !nearBottom(el)) stick.current = false;
+    return stick.current;
+  };
+  const toBottom = (el: HTMLElement) => {
+    el.scrollTop = el.scrollHeight;
+    seenTop.current = el.scrollTop;
+  };
   /** While older history loads: the distance from the bottom to keep, and the first row before it came. */
   const anchor = useRef<{ fromBottom: number; first: string | undefined } | null>(null);
   const items = s.items.value;
   const keys = useMemo(() => items.map((i) => i.key), [items]);
-  const rows = useVirtualList(keys, ref, listRef, () => stick.current);
+  const rows = useVirtualList(keys, ref, listRef, following);
   /** Pages older history in, keeping what is on screen where it is (and no longer following the bottom). */
   const earlier = () => {
     const el = ref.current;
@@ -241,16 +258,16 @@ export function Transcript({ s }: { s: SessionState }) {
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    let last = el.scrollTop;
+    seenTop.current = el.scrollTop;
     const onScroll = () => {
-      const up = el.scrollTop < last;
-      last = el.scrollTop;
-      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+      const up = el.scrollTop < seenTop.current;
+      seenTop.current = el.scrollTop;
+      stick.current = nearBottom(el);
       if (up && el.scrollTop < 400 && s.hasMoreHistory.peek() && !s.loadingEarlier()) earlier();
     };
     el.addEventListener("scroll", onScroll, { passive: true });
     const ro = new ResizeObserver(() => {
-      if (stick.current) el.scrollTop = el.scrollHeight;
+      if (following()) toBottom(el);
     });
     for (const c of el.children) ro.observe(c);
     ro.observe(el);
@@ -270,7 +287,7 @@ export function Transcript({ s }: { s: SessionState }) {
       requestAnimationFrame(() => {
         if (el.scrollTop < 400 && s.hasMoreHistory.peek() && !s.loadingEarlier()) earlier();
       });
-    } else if (stick.current) el.scrollTop = el.scrollHeight;
+    } else if (following()) toBottom(el);
   });
   return (
     <div class="transcript" ref={ref} aria-live="off">
