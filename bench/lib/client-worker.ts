@@ -49,7 +49,10 @@ class LeanReader {
           resolve(r);
         };
         res.on("data", (chunk: string) => r.feed(chunk));
-        res.on("close", () => r.onEnd?.(new Error("the stream closed before the turn's end")));
+        res.on("close", () => {
+          reject(new Error(`SSE ${url} closed before its first frame`)); // no-op once open
+          r.onEnd?.(new Error("the stream closed before the turn's end"));
+        });
       });
       req.on("error", (err) => {
         reject(err);
