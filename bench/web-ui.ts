@@ -243,6 +243,11 @@ export function printWebUi(r: WebUiResult): void {
         `${ms(scroll.p50)} / ${ms(p95)} / ${ms(scroll.max)}`,
         "p95 <= 16.7 ms (60 fps)",
       ],
+      [
+        "scrolling: frames that missed a vsync (longer than 25 ms)",
+        `${int(r.scrollFrames.filter((f) => f > 25).length)} of ${int(r.scrollFrames.length)}`,
+        "under 5%",
+      ],
       ["scrolling: most message rows in the page at once", int(r.scrollMostRows), "bounded (virtualised)"],
       ["2,000 tokens at full speed: long tasks over 50 ms", int(r.longTasks), "0"],
       ["2,000 tokens: longest task over 50 ms", r.longestTaskMs ? ms(r.longestTaskMs) : "none", "none"],

@@ -311,6 +311,68 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     expect(most, "articles in the page at once").to.be.below(200);
   });
 
+  it("draws a page of older history above the rows on screen without replacing them or moving them", async () => {
+    const id = await d.createSession({ cwd: work });
+    const store = d.daemon.services.get(SessionStoreToken);
+    await store.appendMessages?.(
+      id,
+      Array.from({ length: 600 }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: `row ${i}.`,
+      })),
+    );
+    // The next page of older history waits until the rows on screen are noted.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const asked = new Promise<void>((resolve) => {
+      void page.route(`**/sessions/${id}/history**`, async (route) => {
+        resolve();
+        await held;
+        await route.continue();
+      });
+    });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await transcript().getByText("row 599.").waitFor();
+    await transcript().evaluate((el) => {
+      el.scrollTop = 0;
+    });
+    await asked;
+    const before = await transcript().evaluate((el) => {
+      const top = el.getBoundingClientRect().top;
+      const rows = [...el.querySelectorAll("article")];
+      const first = rows.find((a) => a.getBoundingClientRect().bottom > top) as HTMLElement;
+      (window as unknown as { firstOnScreen: Element }).firstOnScreen = first;
+      return { text: first.textContent, y: first.getBoundingClientRect().top, oldest: rows[0]?.textContent };
+    });
+    release();
+    await page.waitForFunction(
+      (oldest) =>
+        document.querySelector(".transcript article")?.textContent !== oldest || !document.querySelector(".earlier"),
+      before.oldest,
+    );
+    // The rows that came are measured over the next frames: until the scroll position settles.
+    await page.waitForFunction(
+      () => {
+        const w = window as unknown as { last?: string; still?: number };
+        const el = document.querySelector(".transcript") as HTMLElement;
+        const now = `${el.scrollTop} ${el.scrollHeight}`;
+        w.still = w.last === now ? (w.still ?? 0) + 1 : 0;
+        w.last = now;
+        return w.still >= 5;
+      },
+      undefined,
+      { polling: "raf" },
+    );
+    const after = await page.evaluate(() => {
+      const first = (window as unknown as { firstOnScreen: Element }).firstOnScreen;
+      return { inPage: document.contains(first), y: first.getBoundingClientRect().top };
+    });
+    expect(after.inPage, `the row "${before.text}" stays the same element`).to.equal(true);
+    expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
+  });
+
   it("stays where the user scrolled to while an answer streams in below, and follows the bottom again once back there", async () => {
     await openSession();
     const paragraphs: Step[] = Array.from({ length: 60 }, (_, i) => ({ content: `Paragraph ${i}.\n\n` }));

@@ -241,16 +241,15 @@ export function Transcript({ s }: { s: SessionState }) {
     el.scrollTop = el.scrollHeight;
     seenTop.current = el.scrollTop;
   };
-  /** While older history loads: the distance from the bottom to keep, and the first row before it came. */
-  const anchor = useRef<{ fromBottom: number; first: string | undefined } | null>(null);
+  /** While older history loads: the first row before it came (the list keeps the rows on screen in place). */
+  const anchor = useRef<{ first: string | undefined } | null>(null);
   const items = s.items.value;
   const keys = useMemo(() => items.map((i) => i.key), [items]);
   const rows = useVirtualList(keys, ref, listRef, following);
   /** Pages older history in, keeping what is on screen where it is (and no longer following the bottom). */
   const earlier = () => {
-    const el = ref.current;
     stick.current = false;
-    if (el) anchor.current = { fromBottom: el.scrollHeight - el.scrollTop, first: s.items.peek()[0]?.key };
+    anchor.current = { first: s.items.peek()[0]?.key };
     void s.showEarlier();
   };
   // Follow the bottom while the user is there; leave them alone when they scrolled up to read. Near the top, the
@@ -279,9 +278,8 @@ export function Transcript({ s }: { s: SessionState }) {
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    // Scrolling renders too: the place is kept once the older rows are there, not before.
+    // Scrolling renders too: the older rows are there once the first row changed.
     if (anchor.current !== null && anchor.current.first !== keys[0]) {
-      el.scrollTop = el.scrollHeight - anchor.current.fromBottom;
       anchor.current = null;
       // Still at the top (a short page): the next one comes too, once this one is done.
       requestAnimationFrame(() => {

@@ -1,8 +1,10 @@
 /**
  * A virtualised list for the transcript: only the rows near the viewport are in the document, whatever the
  * session holds (10,000 messages scroll like 20). Rows have their own heights, measured once rendered (a
- * ResizeObserver) and estimated before; the space of the rows left out is padding above and below. Scrolling
- * keeps its place when estimates turn into measurements above the viewport (the browser's scroll anchoring).
+ * ResizeObserver) and estimated before; the space of the rows left out is padding above and below. The row at the
+ * top of the view stays where it is on screen when what is above it changes: older rows paged in, estimates turned
+ * into measurements. (The browser's own scroll anchoring gives up when the padding changes, so the list does it,
+ * and the scroller has `overflow-anchor: none`.)
  */
 import type { ComponentChildren, RefObject } from "preact";
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -11,6 +13,11 @@ import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 const OVERSCAN_PX = 1500;
 /** A row's height before it was measured. */
 const ESTIMATE_PX = 110;
+/**
+ * How far the view moves before the window is drawn again around it (less than OVERSCAN_PX, so the viewport never
+ * reaches the window's edge): a scroll re-renders the list every few frames, not on each.
+ */
+const SLACK_PX = 700;
 
 export interface VirtualList {
   /** The rows to render: [start, end) of the keys. */
@@ -36,23 +43,40 @@ export function useVirtualList(
   const heights = useRef(new Map<string, number>());
   const [observer, setObserver] = useState<ResizeObserver>();
   const [version, setVersion] = useState(0);
-  const [view, setView] = useState({ top: 0, height: 800 });
+  // Where the view is, as a row and the distance into it: rows paged in above keep the window on the same rows.
+  const [view, setView] = useState<View>({ key: undefined, into: 0, top: 0, height: 800 });
 
-  // Offsets of every row: recomputed when the rows or a measurement change, not on each scroll.
-  const offsets = useMemo(() => {
-    const out = new Float64Array(keys.length + 1);
-    for (let i = 0; i < keys.length; i++)
-      out[i + 1] = (out[i] as number) + (heights.current.get(keys[i] as string) ?? ESTIMATE_PX);
-    return out;
-    // biome-ignore lint/correctness/useExhaustiveDependencies: `version` counts the measurements kept in the ref
+  // Offsets of every row and each key's index: recomputed when the rows or a measurement change, not on each scroll.
+  // (`version` counts the measurements kept in the ref.)
+  const layout = useMemo(() => {
+    const offsets = new Float64Array(keys.length + 1);
+    const index = new Map<string, number>();
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      index.set(key, i);
+      offsets[i + 1] = (offsets[i] as number) + (heights.current.get(key) ?? ESTIMATE_PX);
+    }
+    return { keys, offsets, index };
   }, [keys, version]);
+  const latest = useRef(layout);
+  latest.current = layout;
+  /** The row at the top of the view at the last scroll, and where its top was in the scrolled content. */
+  const anchor = useRef<{ key: string; y: number } | null>(null);
 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
     const read = () => {
+      anchor.current = topRow(el, list.current);
+      const { keys, offsets, index } = latest.current;
       const top = el.scrollTop - (list.current?.offsetTop ?? 0);
-      setView((v) => (v.top === top && v.height === el.clientHeight ? v : { top, height: el.clientHeight }));
+      const height = el.clientHeight;
+      setView((v) => {
+        // The window follows the view only once it moved SLACK_PX from where the window was drawn.
+        if (v.height === height && Math.abs(topOf(v, offsets, index) - top) < SLACK_PX) return v;
+        const i = Math.max(0, firstAfter(offsets, top) - 1);
+        return { key: keys[i], into: top - (offsets[i] as number), top, height };
+      });
     };
     const ro = new ResizeObserver((entries) => {
       let changed = false;
@@ -80,12 +104,24 @@ export function useVirtualList(
     };
   }, [scroller, list]);
 
+  // After each render: what changed above the row at the top of the view moves the scroll by as much.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const a = anchor.current;
+    if (!el || !a || atBottom()) return;
+    const row = list.current?.querySelector(`[data-vkey="${CSS.escape(a.key)}"]`);
+    if (!row) return;
+    const y = contentY(el, row);
+    if (Math.abs(y - a.y) < 0.5) return;
+    el.scrollTop += y - a.y;
+    a.y = y;
+  });
+
+  const { offsets, index } = layout;
   const total = offsets[keys.length] as number;
-  const follow = atBottom();
-  const y0 = (follow ? total - view.height : view.top) - OVERSCAN_PX;
-  const y1 = (follow ? total : view.top + view.height) + OVERSCAN_PX;
-  const start = Math.max(0, firstAfter(offsets, y0) - 1);
-  const end = Math.min(keys.length, Math.max(start + 1, firstAfter(offsets, y1)));
+  const top = atBottom() ? total - view.height : topOf(view, offsets, index);
+  const start = Math.max(0, firstAfter(offsets, top - OVERSCAN_PX) - 1);
+  const end = Math.min(keys.length, Math.max(start + 1, firstAfter(offsets, top + view.height + OVERSCAN_PX)));
   return {
     start,
     end,
@@ -93,6 +129,36 @@ export function useVirtualList(
     below: total - (offsets[end] as number),
     observer,
   };
+}
+
+/** The view: the row at its top (by key), how far into that row it starts, its top in pixels then, its height. */
+interface View {
+  key: string | undefined;
+  into: number;
+  top: number;
+  height: number;
+}
+
+/** The view's top in pixels from the list's top: from its row, or where it was when that row is gone. */
+function topOf(v: View, offsets: Float64Array, index: ReadonlyMap<string, number>): number {
+  const i = v.key === undefined ? undefined : index.get(v.key);
+  return i === undefined ? v.top : (offsets[i] as number) + v.into;
+}
+
+/** Where a row's top is in the scroller's content (independent of the scroll position). */
+function contentY(el: HTMLElement, row: Element): number {
+  return row.getBoundingClientRect().top - el.getBoundingClientRect().top + el.scrollTop;
+}
+
+/** The first rendered row that reaches into the view, and where it is in the content. */
+function topRow(el: HTMLElement, list: HTMLElement | null): { key: string; y: number } | null {
+  const edge = el.getBoundingClientRect().top;
+  for (const row of list?.children ?? []) {
+    const key = (row as HTMLElement).dataset.vkey;
+    const r = row.getBoundingClientRect();
+    if (key !== undefined && r.bottom > edge) return { key, y: r.top - edge + el.scrollTop };
+  }
+  return null;
 }
 
 /** The first index i with offsets[i] > y (binary search; offsets grow). */
