@@ -155,8 +155,7 @@ function topRow(el: HTMLElement, list: HTMLElement | null): { key: string; y: nu
   const edge = el.getBoundingClientRect().top;
   for (const row of list?.children ?? []) {
     const key = (row as HTMLElement).dataset.vkey;
-    const r = row.getBoundingClientRect();
-    if (key !== undefined && r.bottom > edge) return { key, y: r.top - edge + el.scrollTop };
+    if (key !== undefined && row.getBoundingClientRect().bottom > edge) return { key, y: contentY(el, row) };
   }
   return null;
 }
