@@ -242,14 +242,14 @@ export function Transcript({ s }: { s: SessionState }) {
     seenTop.current = el.scrollTop;
   };
   /** While older history loads: the first row before it came (the list keeps the rows on screen in place). */
-  const anchor = useRef<{ first: string | undefined } | null>(null);
+  const pagingFrom = useRef<{ first: string | undefined } | null>(null);
   const items = s.items.value;
   const keys = useMemo(() => items.map((i) => i.key), [items]);
   const rows = useVirtualList(keys, ref, listRef, following);
   /** Pages older history in, keeping what is on screen where it is (and no longer following the bottom). */
   const earlier = () => {
     stick.current = false;
-    anchor.current = { first: s.items.peek()[0]?.key };
+    pagingFrom.current = { first: s.items.peek()[0]?.key };
     void s.showEarlier();
   };
   // Follow the bottom while the user is there; leave them alone when they scrolled up to read. Near the top, the
@@ -279,8 +279,8 @@ export function Transcript({ s }: { s: SessionState }) {
     const el = ref.current;
     if (!el) return;
     // Scrolling renders too: the older rows are there once the first row changed.
-    if (anchor.current !== null && anchor.current.first !== keys[0]) {
-      anchor.current = null;
+    if (pagingFrom.current !== null && pagingFrom.current.first !== keys[0]) {
+      pagingFrom.current = null;
       // Still at the top (a short page): the next one comes too, once this one is done.
       requestAnimationFrame(() => {
         if (el.scrollTop < 400 && s.hasMoreHistory.peek() && !s.loadingEarlier()) earlier();
