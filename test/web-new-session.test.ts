@@ -136,6 +136,24 @@ describe("web UI: new session, directory picker, drawer and model picker (headle
     expect(typo.body.error).to.include("Did you mean: gpt-small");
   });
 
+  it("Esc closes the model list when pressed before the next frame after it opened", async () => {
+    const id = await d.createSession({ cwd: projects });
+    await page.goto(`${d.baseUrl}/#/s/${id}`);
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    // Open and press Esc within one task and its microtasks: the list is drawn, but no frame has been painted yet.
+    const drawn = await page.evaluate(async () => {
+      document.querySelector<HTMLButtonElement>(".model-btn")?.click();
+      await Promise.resolve();
+      await Promise.resolve();
+      const shown = document.querySelector(".model-list") !== null;
+      document.activeElement?.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+      return shown;
+    });
+    expect(drawn, "the list was drawn before Esc").to.equal(true);
+    await page.getByRole("listbox", { name: "Models" }).waitFor({ state: "hidden" });
+    expect(await page.getByRole("button", { name: /fake-model/ }).getAttribute("aria-expanded")).to.equal("false");
+  });
+
   it("a failed turn keeps its error after a reload", async () => {
     const id = await d.createSession({ cwd: projects });
     fake.script(fail(400, { body: { error: { message: "context too long for this model" } } }));

@@ -3,7 +3,7 @@
  * last on this browser first. A free-text field with suggestions (new session, settings) and the composer's picker.
  */
 import { signal, useSignal } from "@preact/signals";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { api, messageOf, ok } from "./api.js";
 import { SearchField } from "./search-field.js";
 import { config, modelLabel } from "./store.js";
@@ -107,7 +107,8 @@ export function ModelPicker({ current, choose }: { current: string; choose: (id:
   const active = useSignal(0);
   const box = useRef<HTMLDivElement>(null);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // A layout effect, so Esc and a click outside work from the render that opened the list, not a frame later.
+  useLayoutEffect(() => {
     if (!open.value) return;
     void loadModels();
     input.current?.focus();
