@@ -50,7 +50,10 @@ export class SessionViews {
       if (!prompts.has(cwd)) prompts.set(cwd, this.parts.projectTrust(cwd));
       return prompts.get(cwd);
     };
-    const summaries = sessions.map((s) => this.summary(s, trustOf));
+    // The turn engine and the worktree plugin are looked up once per listing, not once per session.
+    const turns = this.parts.turns();
+    const worktrees = this.parts.worktrees();
+    const summaries = sessions.map((s) => this.summary(s, trustOf, turns.status(s.id), worktrees));
     if (query.q?.trim()) await this.attachMatches(summaries, query.q);
     return { sessions: summaries, total };
   }
@@ -72,6 +75,7 @@ export class SessionViews {
     rec: SessionListEntry | SessionRecord,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined = (cwd) => this.parts.projectTrust(cwd),
     status: SessionStatus = this.parts.turns().status(rec.id),
+    worktrees: SessionWorktrees | undefined = this.parts.worktrees(),
   ): SessionSummary {
     const s: SessionSummary = {
       id: rec.id,
@@ -85,7 +89,7 @@ export class SessionViews {
       createdAt: rec.createdAt,
       updatedAt: rec.updatedAt,
     };
-    return this.withOptional(s, rec, trustOf(rec.cwd));
+    return this.withOptional(s, rec, trustOf(rec.cwd), worktrees);
   }
 
   /** The optional fields a summary and a view share, set only when they say something. */
@@ -93,13 +97,14 @@ export class SessionViews {
     out: T,
     rec: SessionListEntry | SessionRecord,
     trust: ProjectTrustPrompt | undefined,
+    worktrees: SessionWorktrees | undefined,
   ): T {
     if (rec.title) out.title = rec.title;
     if (rec.pinned) out.pinned = true;
     if (trust) out.projectTrust = trust;
     const waiting = this.parts.waiting.of(rec);
     if (waiting) out.waiting = waiting;
-    const worktree = this.parts.worktrees()?.info(rec.id);
+    const worktree = worktrees?.info(rec.id);
     if (worktree) out.worktree = worktree;
     return out;
   }
@@ -180,7 +185,7 @@ export class SessionViews {
       ...(await this.pending(rec)),
     };
     if (rec.meta.lastTurnError) v.lastError = rec.meta.lastTurnError;
-    return this.withOptional(v, rec, this.parts.projectTrust(rec.cwd));
+    return this.withOptional(v, rec, this.parts.projectTrust(rec.cwd), this.parts.worktrees());
   }
 
   async history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory> {
