@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { SessionStoreToken } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
-import { launchBrowser, signIn, watchPage } from "./support/browser.js";
+import { launchBrowser, screenshotDir, signIn, watchPage } from "./support/browser.js";
 import { startTestDaemon, type TestDaemon } from "./support/daemon.js";
 import { type FakeProvider, fail, type Step, startFakeProvider, text, turn } from "./support/fake-provider.js";
 
@@ -311,14 +311,18 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
     expect(most, "articles in the page at once").to.be.below(200);
   });
 
-  it("draws a page of older history above the rows on screen without replacing them or moving them", async () => {
+  /**
+   * Opens a session of 600 messages at its bottom, jumps to the top, holds the page of older history that asks for
+   * until the row at the top of the view is noted, and returns where that row is once the page is drawn and measured.
+   */
+  async function olderPageUnderView(content: (i: number) => string) {
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);
     await store.appendMessages?.(
       id,
       Array.from({ length: 600 }, (_, i) => ({
         role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: `row ${i}.`,
+        content: content(i),
       })),
     );
     // The next page of older history waits until the rows on screen are noted.
@@ -334,11 +338,15 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
       });
     });
     await page.goto(`${d.baseUrl}/#/s/${id}`);
-    await transcript().getByText("row 599.").waitFor();
+    await transcript()
+      .getByText(content(599).split("\n")[0] as string)
+      .waitFor();
     await transcript().evaluate((el) => {
       el.scrollTop = 0;
     });
     await asked;
+    // The window is drawn around the new view (the first rows) before the rows on screen are noted.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const before = await transcript().evaluate((el) => {
       const top = el.getBoundingClientRect().top;
       const rows = [...el.querySelectorAll("article")];
@@ -369,8 +377,23 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
       const first = (window as unknown as { firstOnScreen: Element }).firstOnScreen;
       return { inPage: document.contains(first), y: first.getBoundingClientRect().top };
     });
+    return { before, after };
+  }
+
+  it("draws a page of older history above the rows on screen without replacing them or moving them", async () => {
+    const { before, after } = await olderPageUnderView((i) => `row ${i}.`);
     expect(after.inPage, `the row "${before.text}" stays the same element`).to.equal(true);
     expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
+  });
+
+  it("keeps the rows on screen in place when older history arrives after a jump to the top past the whole window", async () => {
+    // Tall rows: the rows drawn before the jump are all far below the first rows the jump brings into the window.
+    const { before, after } = await olderPageUnderView((i) =>
+      Array.from({ length: 12 }, (_, k) => `row ${i}, line ${k}.`).join("\n\n"),
+    );
+    expect(after.inPage, `the row "${before.text.slice(0, 40)}" stays the same element`).to.equal(true);
+    expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
+    await page.screenshot({ path: join(screenshotDir(), "older-history-tall-rows.png") });
   });
 
   it("stays where the user scrolled to while an answer streams in below, and follows the bottom again once back there", async () => {

@@ -67,14 +67,21 @@ export function useVirtualList(
     const el = scroller.current;
     if (!el) return;
     const read = () => {
-      anchor.current = topRow(el, list.current);
+      const a = topRow(el, list.current);
+      anchor.current = a;
       const { keys, offsets, index } = latest.current;
-      const top = el.scrollTop - (list.current?.offsetTop ?? 0);
+      // Where the view's top is among the rows: from the drawn row it falls in (a row drawn but not measured yet is
+      // taller or shorter than its estimate), else from the scroll position (the padding is made of the estimates).
+      const drawn = a && a.y <= el.scrollTop ? index.get(a.key) : undefined;
+      const top =
+        a && drawn !== undefined
+          ? (offsets[drawn] as number) + el.scrollTop - a.y
+          : el.scrollTop - (list.current?.offsetTop ?? 0);
       const height = el.clientHeight;
       setView((v) => {
         // The window follows the view only once it moved SLACK_PX from where the window was drawn.
         if (v.height === height && Math.abs(topOf(v, offsets, index) - top) < SLACK_PX) return v;
-        const i = Math.max(0, firstAfter(offsets, top) - 1);
+        const i = drawn ?? Math.max(0, firstAfter(offsets, top) - 1);
         return { key: keys[i], into: top - (offsets[i] as number), top, height };
       });
     };
@@ -104,17 +111,19 @@ export function useVirtualList(
     };
   }, [scroller, list]);
 
-  // After each render: what changed above the row at the top of the view moves the scroll by as much.
+  // After each render: what changed above the row at the top of the view moves the scroll by as much. Then the row
+  // is noted again from what is drawn now: a render that moved the window (a jump far up draws other rows) leaves
+  // the row noted at the scroll out of the page, and the next change above would find nothing to hold in place.
   useLayoutEffect(() => {
     const el = scroller.current;
     const a = anchor.current;
     if (!el || !a || atBottom()) return;
     const row = list.current?.querySelector(`[data-vkey="${CSS.escape(a.key)}"]`);
-    if (!row) return;
-    const y = contentY(el, row);
-    if (Math.abs(y - a.y) < 0.5) return;
-    el.scrollTop += y - a.y;
-    a.y = y;
+    if (row) {
+      const y = contentY(el, row);
+      if (Math.abs(y - a.y) >= 0.5) el.scrollTop += y - a.y;
+    }
+    anchor.current = topRow(el, list.current);
   });
 
   const { offsets, index } = layout;
