@@ -313,9 +313,10 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
 
   /**
    * Opens a session of 600 messages at its bottom, jumps to the top, holds the page of older history that asks for
-   * until the row at the top of the view is noted, and returns where that row is once the page is drawn and measured.
+   * until the row at the top of the view is noted, and checks that this row is the same element at the same place
+   * once the page is drawn and measured.
    */
-  async function olderPageUnderView(content: (i: number) => string) {
+  async function expectOlderPageUnderView(content: (i: number) => string) {
     const id = await d.createSession({ cwd: work });
     const store = d.daemon.services.get(SessionStoreToken);
     await store.appendMessages?.(
@@ -377,22 +378,17 @@ describe("web UI: composer, settings, panels and session actions (headless Chrom
       const first = (window as unknown as { firstOnScreen: Element }).firstOnScreen;
       return { inPage: document.contains(first), y: first.getBoundingClientRect().top };
     });
-    return { before, after };
+    expect(after.inPage, `the row "${before.text?.slice(0, 40)}" stays the same element`).to.equal(true);
+    expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
   }
 
   it("draws a page of older history above the rows on screen without replacing them or moving them", async () => {
-    const { before, after } = await olderPageUnderView((i) => `row ${i}.`);
-    expect(after.inPage, `the row "${before.text}" stays the same element`).to.equal(true);
-    expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
+    await expectOlderPageUnderView((i) => `row ${i}.`);
   });
 
   it("keeps the rows on screen in place when older history arrives after a jump to the top past the whole window", async () => {
     // Tall rows: the rows drawn before the jump are all far below the first rows the jump brings into the window.
-    const { before, after } = await olderPageUnderView((i) =>
-      Array.from({ length: 12 }, (_, k) => `row ${i}, line ${k}.`).join("\n\n"),
-    );
-    expect(after.inPage, `the row "${before.text.slice(0, 40)}" stays the same element`).to.equal(true);
-    expect(Math.abs(after.y - before.y), "how far it moved (px)").to.be.below(2);
+    await expectOlderPageUnderView((i) => Array.from({ length: 12 }, (_, k) => `row ${i}, line ${k}.`).join("\n\n"));
     await page.screenshot({ path: join(screenshotDir(), "older-history-tall-rows.png") });
   });
 
