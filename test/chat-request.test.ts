@@ -63,6 +63,47 @@ describe("sendChat: the SDK builds the chat request, node:http carries it", () =
     }
   });
 
+  it("builds the request's head (URL, auth, the SDK's headers) once per client; each call sends its own body", async () => {
+    const seen: Array<{ headers: Record<string, unknown>; body: string }> = [];
+    const ep = await endpoint((req, res, body) => {
+      seen.push({ headers: { ...req.headers }, body });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(CHUNK);
+    });
+    try {
+      const client = await openAIClient(ep.url, "sk-test");
+      let builds = 0;
+      const build = client.buildRequest.bind(client);
+      client.buildRequest = (...args: Parameters<typeof build>) => {
+        builds++;
+        return build(...args);
+      };
+      const bodies = [BODY, { ...BODY, messages: [...BODY.messages, { role: "user" as const, content: "ünïcode" }] }];
+      for (const body of bodies) {
+        const res = await sendChat(client, sdk, body, new AbortController().signal);
+        for await (const _ of decodeChatStream(res)) {
+          // drained
+        }
+      }
+      expect(builds).to.equal(1);
+      expect(seen.map((r) => JSON.parse(r.body))).to.deep.equal(bodies);
+      for (const r of seen) expect(r.headers["content-length"]).to.equal(String(Buffer.byteLength(r.body)));
+      const [first, second] = seen.map(({ headers: { "content-length": _, ...rest } }) => rest);
+      expect(second).to.deep.equal(first);
+      expect(first).to.include({ authorization: "Bearer sk-test", "content-type": "application/json" });
+      expect(first?.["user-agent"]).to.match(/^OpenAI\/JS /);
+      // Another client (another key) gets its own head.
+      const other = await openAIClient(ep.url, "sk-other");
+      const res = await sendChat(other, sdk, BODY, new AbortController().signal);
+      for await (const _ of decodeChatStream(res)) {
+        // drained
+      }
+      expect(seen.at(-1)?.headers.authorization).to.equal("Bearer sk-other");
+    } finally {
+      await ep.close();
+    }
+  });
+
   it("speaks HTTPS to an https endpoint", async () => {
     const ep = await endpoint((req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { definePlugin, type NewMessage, type SessionStore, SessionStoreToken } from "../core/index.js";
+import { definePlugin, type NewMessage, type Provider, type SessionStore, SessionStoreToken } from "../core/index.js";
 import { builtinSource } from "../host/plugin-sources.js";
 import { builtinPlugins } from "../plugins/index.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/index.js";
@@ -66,10 +66,10 @@ function gatedStore() {
 }
 
 /**
- * A turn's first model request leaves before its user message is stored (the store writes while the provider
- * works); what clients see keeps its order: the message is announced before any of the answer.
+ * A turn's first model request leaves without waiting for its user message to be stored (the store writes while
+ * the provider works); what clients see keeps its order: the message is announced before any of the answer.
  */
-describe("turn start: the model request goes out first", () => {
+describe("turn start: the model request does not wait for the store", () => {
   let fake: FakeProvider;
   let d: TestDaemon;
   let gate: ReturnType<typeof gatedStore>;
@@ -155,5 +155,56 @@ describe("turn start: the model request goes out first", () => {
     // The session is usable again.
     await sse.waitFor((f) => f.json?.type === "status" && f.json.status === "idle");
     sse.close();
+  });
+});
+
+/**
+ * The user message is written as soon as the prompt is read, before the model request is built: its sync to disk
+ * (or the database's round trip) runs while the request is built and the provider works, instead of after it, so a
+ * quick first token does not wait for it.
+ */
+describe("turn start: the user message is on its way to the store before the model is called", () => {
+  it("starts the write before the provider's stream is called, and still announces the message first", async () => {
+    const gate = gatedStore();
+    const writesAtCall: number[] = [];
+    const probe: Provider = {
+      id: "probe",
+      description: "answers at once",
+      async *stream() {
+        writesAtCall.push(gate.pendingWrites());
+        yield { type: "content", text: "quick answer" };
+        yield { type: "finish", reason: "stop" };
+      },
+      listModels: async () => [{ id: "probe-model" }],
+    };
+    const probePlugin = definePlugin({
+      manifest: { id: "provider-probe", version: "1.0.0", description: "probe", capabilities: ["provider"] },
+      register: (ctx) => {
+        ctx.providers.add(probe);
+      },
+    });
+    const builtins = builtinPlugins
+      .filter((p) => p.manifest.id !== "storage-sqlite" && p.manifest.id !== "provider-openai")
+      .map(builtinSource);
+    const d = await startTestDaemon({
+      builtins: [...builtins, builtinSource(gate.plugin), builtinSource(probePlugin)],
+    });
+    try {
+      const id = await d.createSession({ cwd: d.home });
+      const sse = await d.sse(`/sessions/${id}/events`);
+      const accepted = d.post(`/sessions/${id}/chat`, { text: "the question" });
+      await gate.held();
+      gate.release();
+      expect((await accepted).status).to.equal(202);
+      await sse.waitForType("end");
+      expect(writesAtCall).to.deep.equal([1]);
+      const types = sse.frames.map((f) => f.json?.type);
+      expect(types.indexOf("user_message")).to.be.greaterThan(-1);
+      expect(types.indexOf("user_message")).to.be.lessThan(types.indexOf("token"));
+      expect(sse.ofType("token").map((f) => f.json?.text)).to.deep.equal(["quick answer"]);
+      sse.close();
+    } finally {
+      await d.cleanup();
+    }
   });
 });

@@ -154,8 +154,8 @@ async function promptOf(
  * one streamed model call, its tool calls, and again, until the model stops (past the todo gate), the turn is
  * aborted, or something fails. Returns why the turn ended; the caller writes the `end`.
  *
- * `first`: the turn's first call, already sent (see TurnManager: its request leaves before the user message is
- * stored). Steering that arrives meanwhile is not drained into it; the loop takes it in after that call.
+ * `first`: the turn's first call, already sent (see TurnManager: its request does not wait for the user message to
+ * be stored). Steering that arrives meanwhile is not drained into it; the loop takes it in after that call.
  */
 export async function runLoop(
   parts: LoopParts,

@@ -1,8 +1,7 @@
-import { setImmediate } from "node:timers/promises";
 import type { QuestionAnswer } from "../contributions.js";
 import { ApiError, errorMessage } from "../errors.js";
 import type { EndReason, SessionEvent } from "../events.js";
-import type { SessionRecord, SessionStatus } from "../session-types.js";
+import type { SessionRecord, SessionStatus, StoredMessage } from "../session-types.js";
 import type { ChatInput, ChatOutcome, TurnService } from "../turns.js";
 import { TurnBookkeeping } from "./bookkeeping.js";
 import { EditorFsBroker } from "./editor-fs.js";
@@ -190,12 +189,14 @@ export class TurnManager implements TurnService {
   ): Promise<void> {
     let reason: EndReason = "error";
     let sent: SentCall | undefined;
+    let stored: Promise<StoredMessage> | undefined;
+    const store = () => {
+      stored ??= this.books.persistUser(t.sessionId, first, undefined, true);
+      return stored;
+    };
     try {
-      sent = await this.sendFirst(t, first, emit);
-      // The request leaves in this run of microtasks and ticks (the SDK builds it, node writes it); the message is
-      // stored after it, while the provider works, not in between (each await of the build would let it in).
-      if (sent) await setImmediate();
-      const msg = await this.books.persistUser(t.sessionId, first, undefined, true);
+      sent = await this.sendFirst(t, first, emit, store);
+      const msg = await store();
       accepted();
       const message = { role: "user", content: msg.content, clientMessageId: first.clientMessageId, seq: msg.seq };
       // Clients drop their "queued" row on followup_injected; the message itself is rendered from user_message.
@@ -225,15 +226,24 @@ export class TurnManager implements TurnService {
   }
 
   /**
-   * The turn's first model call, sent before its user message is stored: the prompt is the stored context plus
-   * that message, and the store writes while the provider works. Its deltas are read only after the message is
-   * stored and announced, so a turn's events keep their order. Not sent (the loop prepares its first call as any
+   * The turn's first model call, sent while its user message is being stored: the prompt is the stored context plus
+   * that message, and the store writes (and syncs) while the request is built and the provider works, so neither
+   * waits for the other. Its deltas are read only after the message is stored and announced, so a turn's events
+   * keep their order. Not sent (the loop prepares its first call as any
    * other) when steering arrived meanwhile, or when the call cannot go as it is (the context needs compacting, no
    * provider, the iteration cap).
    */
-  private async sendFirst(t: ActiveTurn, first: QueuedMessage, emit: (e: SessionEvent) => void) {
+  private async sendFirst(
+    t: ActiveTurn,
+    first: QueuedMessage,
+    emit: (e: SessionEvent) => void,
+    store: () => Promise<StoredMessage>,
+  ) {
     const prepared = await prepareCall(this.deps, t, { iterations: 0, lastPromptTokens: 0 }, emit, first.content);
     if (typeof prepared === "string" || t.steering.length || t.ac.signal.aborted) return undefined;
+    // The prompt is read: the message is written now, and its sync to disk (on the thread pool) or its round trip to
+    // the database runs while the request is built and the provider works. Awaited (and its failures seen) by run().
+    store().catch(() => undefined);
     return { prepared, started: startModelCall(prepared.provider, prepared.req, t.ac.signal) };
   }
 

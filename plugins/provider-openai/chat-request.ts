@@ -9,14 +9,42 @@ import type { ChatResponse } from "./sse-decoder.js";
 /** An error status's body is read up to this size for its message. */
 const MAX_ERROR_BODY = 1024 * 1024;
 
+/** What the SDK builds for each chat request of one client, the body aside. */
+interface RequestHead {
+  target: URL;
+  /** URL, auth, the SDK's own headers (user agent, platform, timeout); no content-length. */
+  headers: Record<string, string>;
+  timeout: number;
+}
+
+/**
+ * A client's options (base URL, key, timeout) are fixed when it is made, so the head of its chat requests is the
+ * same every time: the SDK builds it once, on the client's first request.
+ */
+const heads = new WeakMap<OpenAI, RequestHead>();
+
+async function requestOf(client: OpenAI, body: ChatCompletionCreateParamsStreaming) {
+  const head = heads.get(client);
+  if (head) return { head, payload: JSON.stringify(body) };
+  const { req, url, timeout } = await client.buildRequest({ method: "post", path: "/chat/completions", body });
+  const headers: Record<string, string> = {};
+  new Headers(req.headers).forEach((value, name) => {
+    if (name !== "content-length") headers[name] = value;
+  });
+  const built = { target: new URL(url), headers, timeout };
+  heads.set(client, built);
+  return { head: built, payload: typeof req.body === "string" ? req.body : JSON.stringify(body) };
+}
+
 /**
  * Sends one streamed chat-completions request and resolves with the response, whose body is the event stream
  * (decompressed if the server compressed it, which it should not: no `accept-encoding` is sent).
- * The SDK builds the request (`buildRequest`: URL, headers with auth, body, timeout) and an error status becomes its
- * own `APIError` (`APIError.generate`, as `create()` throws it). node:http(s) carries it, on the global keep-alive
- * agents: Node's fetch under `create()` cost about 0.4 ms per turn on the way to the first token, before the
- * request left and after the answer arrived (docs/benchmarks.md, issue 16). Like the SDK, the timeout bounds the
- * wait for the response's headers; redirects are not followed (an API endpoint answers where it is asked).
+ * The SDK builds the request's head (`buildRequest`: URL, headers with auth, timeout; once per client, see
+ * `requestOf`) and an error status becomes its own `APIError` (`APIError.generate`, as `create()` throws it).
+ * node:http(s) carries it, on the global keep-alive agents: Node's fetch under `create()` cost about 0.4 ms per
+ * turn on the way to the first token, before the request left and after the answer arrived (docs/benchmarks.md,
+ * issue 16), and the SDK's build of the head ~0.8 ms (issue 27). Like the SDK, the timeout bounds the wait for the
+ * response's headers; redirects are not followed (an API endpoint answers where it is asked).
  */
 export async function sendChat(
   client: OpenAI,
@@ -24,21 +52,15 @@ export async function sendChat(
   body: ChatCompletionCreateParamsStreaming,
   signal: AbortSignal,
 ): Promise<ChatResponse> {
-  const { req, url, timeout } = await client.buildRequest({ method: "post", path: "/chat/completions", body });
-  const headers: Record<string, string> = {};
-  new Headers(req.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
-  const payload = typeof req.body === "string" ? req.body : JSON.stringify(body);
-  headers["content-length"] = String(Buffer.byteLength(payload));
+  const { head, payload } = await requestOf(client, body);
+  const headers = { ...head.headers, "content-length": String(Buffer.byteLength(payload)) };
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    const target = new URL(url);
-    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
-    const request = send(target, { method: "POST", headers, signal }, (r) => {
+    const send = head.target.protocol === "https:" ? httpsRequest : httpRequest;
+    const request = send(head.target, { method: "POST", headers, signal }, (r) => {
       clearTimeout(timer);
       resolve(r);
     });
-    const timer = setTimeout(() => request.destroy(new sdk.APIConnectionTimeoutError()), timeout);
+    const timer = setTimeout(() => request.destroy(new sdk.APIConnectionTimeoutError()), head.timeout);
     request.once("error", (err) => {
       clearTimeout(timer);
       reject(err);
