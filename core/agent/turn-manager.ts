@@ -229,9 +229,8 @@ export class TurnManager implements TurnService {
    * The turn's first model call, sent while its user message is being stored: the prompt is the stored context plus
    * that message, and the store writes (and syncs) while the request is built and the provider works, so neither
    * waits for the other. Its deltas are read only after the message is stored and announced, so a turn's events
-   * keep their order. Not sent (the loop prepares its first call as any
-   * other) when steering arrived meanwhile, or when the call cannot go as it is (the context needs compacting, no
-   * provider, the iteration cap).
+   * keep their order. Not sent (the loop prepares its first call as any other) when steering arrived meanwhile, or
+   * when the call cannot go as it is (the context needs compacting, no provider, the iteration cap).
    */
   private async sendFirst(
     t: ActiveTurn,

@@ -12,7 +12,7 @@ const MAX_ERROR_BODY = 1024 * 1024;
 /** What the SDK builds for each chat request of one client, the body aside. */
 interface RequestHead {
   target: URL;
-  /** URL, auth, the SDK's own headers (user agent, platform, timeout); no content-length. */
+  /** Auth and the SDK's own headers (content type, user agent, platform); no content-length. */
   headers: Record<string, string>;
   timeout: number;
 }
