@@ -23,24 +23,24 @@ interface RequestHead {
  */
 const heads = new WeakMap<OpenAI, RequestHead>();
 
-async function requestOf(client: OpenAI, body: ChatCompletionCreateParamsStreaming) {
-  const head = heads.get(client);
-  if (head) return { head, payload: JSON.stringify(body) };
+async function headOf(client: OpenAI, body: ChatCompletionCreateParamsStreaming): Promise<RequestHead> {
+  let head = heads.get(client);
+  if (head) return head;
   const { req, url, timeout } = await client.buildRequest({ method: "post", path: "/chat/completions", body });
   const headers: Record<string, string> = {};
   new Headers(req.headers).forEach((value, name) => {
     if (name !== "content-length") headers[name] = value;
   });
-  const built = { target: new URL(url), headers, timeout };
-  heads.set(client, built);
-  return { head: built, payload: typeof req.body === "string" ? req.body : JSON.stringify(body) };
+  head = { target: new URL(url), headers, timeout };
+  heads.set(client, head);
+  return head;
 }
 
 /**
  * Sends one streamed chat-completions request and resolves with the response, whose body is the event stream
  * (decompressed if the server compressed it, which it should not: no `accept-encoding` is sent).
  * The SDK builds the request's head (`buildRequest`: URL, headers with auth, timeout; once per client, see
- * `requestOf`) and an error status becomes its own `APIError` (`APIError.generate`, as `create()` throws it).
+ * `headOf`) and an error status becomes its own `APIError` (`APIError.generate`, as `create()` throws it).
  * node:http(s) carries it, on the global keep-alive agents: Node's fetch under `create()` cost about 0.4 ms per
  * turn on the way to the first token, before the request left and after the answer arrived (docs/benchmarks.md,
  * issue 16), and the SDK's build of the head ~0.8 ms (issue 27). Like the SDK, the timeout bounds the wait for the
@@ -52,7 +52,9 @@ export async function sendChat(
   body: ChatCompletionCreateParamsStreaming,
   signal: AbortSignal,
 ): Promise<ChatResponse> {
-  const { head, payload } = await requestOf(client, body);
+  const head = await headOf(client, body);
+  // The SDK's JSON body of a plain object is exactly this.
+  const payload = JSON.stringify(body);
   const headers = { ...head.headers, "content-length": String(Buffer.byteLength(payload)) };
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const send = head.target.protocol === "https:" ? httpsRequest : httpRequest;
