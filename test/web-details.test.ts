@@ -102,6 +102,8 @@ describe("web UI: the details of daily use (headless Chromium)", function () {
     w.fake.script(tools([{ name: "ls", args: { path: "." } }]), text("Listed."));
     await send("list");
     await transcript().getByText("Listed.").waitFor();
+    // The answer's text streams before the turn ends; its footer comes with the turn's end.
+    await transcript().locator(".turn-footer").first().waitFor();
     const live = await transcript().locator(".turn-footer").allTextContents();
     expect(live).to.have.length(1);
     await w.page.reload();
