@@ -3,11 +3,11 @@ import { expect } from "chai";
 import pg from "pg";
 import { EventBusToken } from "../core/index.js";
 import { redactUrl } from "../plugins/storage-postgres/connection.js";
-import { PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
+import { migratePg, PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { type DaemonProcess, makeTempHome, spawnDaemon, startTestDaemon } from "../testing/daemon.js";
 import { type FakeProvider, startFakeProvider, turn } from "../testing/fake-provider.js";
-import { pgClusterFixture, query, session } from "./support/storage-postgres.js";
+import { ids, pgClusterFixture, query, session } from "./support/storage-postgres.js";
 
 describe("storage-postgres: SessionStore on PostgreSQL", function () {
   this.timeout(60_000);
@@ -48,6 +48,41 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       // The failed step left nothing behind: version 0, no half-made tables.
       expect(await query(clash, "SELECT version FROM agentd_schema")).to.deep.equal([{ version: 0 }]);
       expect(await query(clash, "SELECT 1 FROM pg_tables WHERE tablename = 'sessions'")).to.deep.equal([]);
+    });
+
+    it("an upgraded database's title index has no pending list: old titles merged, new ones indexed at once", async () => {
+      const url = await fx.cluster.createDatabase();
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const pending = async () =>
+        Number(
+          (await c.query("SELECT pending_tuples FROM pgstatginindex('sessions_title_trgm')")).rows[0]?.pending_tuples,
+        );
+      let store: PostgresSessionStore | undefined;
+      try {
+        // The schema before this step, with titles written into it: GIN's fast update keeps them pending.
+        const step = PG_MIGRATIONS.findIndex((m) => m.description.startsWith("the title index without a pending"));
+        expect(step).to.be.greaterThan(0);
+        await migratePg(c as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, step));
+        await c.query("CREATE EXTENSION pgstattuple");
+        await c.query(
+          `INSERT INTO sessions (id, title, persona, model, cwd, usage, created_at, updated_at)
+            SELECT 'old' || i, 'old title ' || i, 'default', 'm', '/w', '{}', '2024-01-01', '2024-01-01'
+            FROM generate_series(1, 20) AS i`,
+        );
+        expect(await pending()).to.equal(20);
+        store = new PostgresSessionStore({ url });
+        await store.opened();
+        expect(await pending()).to.equal(0);
+        await store.createSession(session("new", { title: "a new title" }));
+        await store.updateSession("old1", { title: "renamed" });
+        expect(await pending()).to.equal(0);
+        expect((await store.listSessions({ q: "title", limit: 50 })).total).to.equal(20);
+        expect(ids(await store.listSessions({ q: "renamed", limit: 50 }))).to.deep.equal(["old1"]);
+      } finally {
+        await store?.close();
+        await c.end();
+      }
     });
   });
 

@@ -214,6 +214,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $do$;
     `,
   },
+  {
+    description:
+      "the title index without a pending list: a title written since the last vacuum is in the index itself, so " +
+      "a search never reads such titles one by one (a search at 100,000 sessions took 20 ms instead of 2)",
+    // GIN's fast update keeps new entries in a list every search reads whole until a vacuum merges it (up to 4 MiB).
+    // Titles are written at a person's pace, so each write now goes straight into the index; the entries already
+    // pending are merged now. Only an optimisation: a role that may not alter the index leaves it as it was.
+    sql: `
+      DO $do$ BEGIN
+        IF to_regclass('sessions_title_trgm') IS NOT NULL THEN
+          ALTER INDEX sessions_title_trgm SET (fastupdate = off);
+          PERFORM gin_clean_pending_list('sessions_title_trgm'::regclass);
+        END IF;
+      EXCEPTION WHEN insufficient_privilege THEN
+        RAISE NOTICE 'the title index keeps its pending list: %', SQLERRM;
+      END $do$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
