@@ -17,7 +17,8 @@ export async function lstatAll(base: string, rels: readonly string[]): Promise<A
   const out: Array<Stats | undefined> = [];
   for (let i = 0; i < rels.length; i++) {
     if (i > 0 && i % CALLS_PER_SLICE === 0) await yieldToLoop();
-    out.push(lstatSync(path.join(base, rels[i] as string), { throwIfNoEntry: false }));
+    // A listed path is already relative and normal: joined by hand (path.join normalises it again, per file).
+    out.push(lstatSync(`${base}/${rels[i] as string}`, { throwIfNoEntry: false }));
   }
   return out;
 }
