@@ -50,18 +50,21 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       expect(await query(clash, "SELECT 1 FROM pg_tables WHERE tablename = 'sessions'")).to.deep.equal([]);
     });
 
-    it("an upgraded database's title index has no pending list: old titles merged, new ones indexed at once", async () => {
+    it("an upgraded database's search indexes have no pending list: old entries merged, new ones indexed at once", async () => {
       const url = await fx.cluster.createDatabase();
       const c = new pg.Client({ connectionString: url });
       await c.connect();
-      const pending = async () =>
-        Number(
-          (await c.query("SELECT pending_tuples FROM pgstatginindex('sessions_title_trgm')")).rows[0]?.pending_tuples,
+      const pending = async () => {
+        const res = await c.query<{ ix: string; n: string }>(
+          `SELECT ix, (pgstatginindex(ix::regclass)).pending_tuples AS n
+            FROM unnest(ARRAY['sessions_title_trgm', 'messages_search']) AS ix`,
         );
+        return Object.fromEntries(res.rows.map((r) => [r.ix, Number(r.n)]));
+      };
       let store: PostgresSessionStore | undefined;
       try {
-        // The schema before this step, with titles written into it: GIN's fast update keeps them pending.
-        const step = PG_MIGRATIONS.findIndex((m) => m.description.startsWith("the title index without a pending"));
+        // The schema before this step, with titles and messages written into it: GIN's fast update keeps them pending.
+        const step = PG_MIGRATIONS.findIndex((m) => m.description.startsWith("the search indexes without a pending"));
         expect(step).to.be.greaterThan(0);
         await migratePg(c as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, step));
         await c.query("CREATE EXTENSION pgstattuple");
@@ -70,15 +73,21 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
             SELECT 'old' || i, 'old title ' || i, 'default', 'm', '/w', '{}', '2024-01-01', '2024-01-01'
             FROM generate_series(1, 20) AS i`,
         );
-        expect(await pending()).to.equal(20);
+        await c.query(
+          `INSERT INTO messages (session_id, seq, role, content, created_at, search_text)
+            SELECT 'old' || i, 1, 'user', 'about zebras', '2024-01-01', 'about zebras' FROM generate_series(1, 5) AS i`,
+        );
+        expect(await pending()).to.deep.equal({ sessions_title_trgm: 20, messages_search: 5 });
         store = new PostgresSessionStore({ url });
         await store.opened();
-        expect(await pending()).to.equal(0);
+        expect(await pending()).to.deep.equal({ sessions_title_trgm: 0, messages_search: 0 });
         await store.createSession(session("new", { title: "a new title" }));
         await store.updateSession("old1", { title: "renamed" });
-        expect(await pending()).to.equal(0);
+        await store.appendMessage("new", { role: "user", content: "zebras again" });
+        expect(await pending()).to.deep.equal({ sessions_title_trgm: 0, messages_search: 0 });
         expect((await store.listSessions({ q: "title", limit: 50 })).total).to.equal(20);
         expect(ids(await store.listSessions({ q: "renamed", limit: 50 }))).to.deep.equal(["old1"]);
+        expect((await store.listSessions({ q: "zebras", limit: 50 })).total).to.equal(6);
       } finally {
         await store?.close();
         await c.end();
