@@ -9,6 +9,7 @@ import { VERSION } from "../host/daemon.js";
 import { startFakeProvider } from "../testing/fake-provider.js";
 import { type BootResult, bootBench, printBoot } from "./boot.js";
 import { printGoals } from "./goals.js";
+import { indexGrowthBench, printIndexGrowth } from "./index-growth.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, signedMs, summarize } from "./lib/stats.js";
@@ -34,7 +35,7 @@ const LIST_REPS = 20;
 const t0 = now();
 const failures: string[] = [];
 
-/** BENCH_ONLY=0,1-2,3,4a,4b,4c,5,6,7,8,9,10,11,12 runs only the sections whose number is listed (for quick comparisons). */
+/** BENCH_ONLY=0,1-2,3,4a,4b,4c,4d,5,6,7,8,9,10,11,12 runs only the sections whose number is listed (for quick comparisons). */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 
 async function section<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -135,6 +136,10 @@ await section("4b. list", async () => {
 await section("4c. append", async () => {
   append = await appendBench(cwd, 10_000, 300);
   printAppend(append);
+});
+
+await section("4d. index growth", async () => {
+  printIndexGrowth(await indexGrowthBench(20_000));
 });
 
 let terminal: TerminalResult | undefined;

@@ -28,6 +28,25 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect((await fx.store.appendMessage("s", { role: "user", content: "next" })).seq).to.equal(2);
     });
 
+    it("merges the message index after writes, between them, never inside one", async () => {
+      const store = openSqliteStore(":memory:");
+      try {
+        const db = (store as unknown as { db: Database.Database }).db;
+        const segments = () => db.prepare("SELECT COUNT(DISTINCT segid) FROM messages_fts_idx").pluck().get();
+        expect(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().get()).to.equal(0);
+        store.createSession(session("s"));
+        // In memory an append commits and returns at once: no merge step can run between these.
+        for (let i = 0; i < 15; i++) store.appendMessage("s", { role: "user", content: `zebra number ${i}` });
+        expect(segments()).to.equal(15);
+        await store.indexMerged();
+        expect(segments()).to.be.at.most(3);
+        expect(store.searchMessages("zebra", { limit: 50 })).to.have.length(15);
+        expect(store.searchMessages("number 7")).to.have.length(1);
+      } finally {
+        store.close();
+      }
+    });
+
     it("records the schema version, uses WAL and refuses a database from a newer version", () => {
       fx.store.close();
       const db = new Database(fx.file);

@@ -172,6 +172,12 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: "the message index merged between writes, not inside them (see index-merger.ts)",
+    up(db) {
+      db.exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0)");
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

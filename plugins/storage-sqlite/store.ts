@@ -17,6 +17,7 @@ import type {
 } from "../../core/index.js";
 import { directoryRange } from "../../core/index.js";
 import { ContextCache, messageChars } from "./context-cache.js";
+import { IndexMerger } from "./index-merger.js";
 import { migrate } from "./migrations.js";
 import { type MessageRaw, messageFromRaw, sessionFromRow, sessionToParams } from "./rows.js";
 import { ftsAllTerms, searchTerms } from "./search.js";
@@ -65,6 +66,7 @@ export class SqliteSessionStore implements SessionStore {
   private closed = false;
   private readonly q: Statements;
   private readonly tx: StoreTransactions;
+  private readonly merger: IndexMerger;
 
   constructor(
     private readonly db: Database.Database,
@@ -73,6 +75,7 @@ export class SqliteSessionStore implements SessionStore {
     this.q = prepareStatements(db);
     this.tx = prepareTransactions(db, this.q);
     this.listing = new SessionListing(db, this.q);
+    this.merger = new IndexMerger(db);
   }
 
   /* ---- sessions ---- */
@@ -96,6 +99,7 @@ export class SqliteSessionStore implements SessionStore {
   deleteSession(id: string): boolean {
     this.listing.addedOrRemoved(id);
     this.contextCache.drop(id);
+    this.merger.wrote();
     return this.tx.remove(id);
   }
 
@@ -160,6 +164,7 @@ export class SqliteSessionStore implements SessionStore {
     this.listing.changed(sessionId);
     const stored = this.tx.append(sessionId, msg);
     this.contextCache.appended(sessionId, stored);
+    this.merger.wrote();
     return stored;
   }
 
@@ -213,6 +218,7 @@ export class SqliteSessionStore implements SessionStore {
   truncateMessages(sessionId: string, fromSeq: number): void {
     this.listing.changed(sessionId);
     this.contextCache.drop(sessionId);
+    this.merger.wrote();
     this.tx.truncate(sessionId, fromSeq);
   }
 
@@ -293,6 +299,11 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
+  /** Resolves once the message index has no merge work left (see IndexMerger). Not part of SessionStore. */
+  indexMerged(): Promise<void> {
+    return this.merger.merged();
+  }
+
   status(): StoreStatus {
     return {
       kind: "sqlite",
@@ -304,6 +315,7 @@ export class SqliteSessionStore implements SessionStore {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.merger.close();
     this.wal?.close();
     this.db.close();
   }

@@ -1,0 +1,75 @@
+import type Database from "better-sqlite3";
+
+/** Leaf pages one merge step writes at most: a step takes a few ms at most (docs/benchmarks.md, issue 27). */
+const PAGES_PER_STEP = 16;
+/** How long after a write the merging starts: the turn that wrote goes on first (its model call, its events). */
+const START_AFTER_MS = 20;
+
+/**
+ * Merges the message index's segments a little at a time, between other work, instead of inside a write.
+ *
+ * Each commit that writes to an FTS5 index adds a segment, and FTS5 merges segments as they pile up. Left to itself
+ * (`automerge`) it merges inside the write that found too many, and those merges grow with the index: a message
+ * write stopped the event loop, and with it every session's stream, for 50-105 ms once every 1,000-4,000 messages
+ * of a 100,000-message database. Merging inside writes is turned off (a migration sets `automerge = 0`); shortly
+ * after a write, merge steps of PAGES_PER_STEP pages run, one per macrotask, until FTS5 reports nothing left. The
+ * index reads the same meanwhile: merging only moves entries between segments. FTS5's `crisismerge` still merges
+ * inside a write if a level ever gathers 16 segments (these steps keep every level below 4).
+ */
+export class IndexMerger {
+  private pending: { cancel(): void } | undefined;
+  private closed = false;
+  private readonly waiting: Array<() => void> = [];
+  private readonly merge: Database.Statement;
+  private readonly changes: Database.Statement<[], number>;
+
+  constructor(db: Database.Database) {
+    this.merge = db.prepare(`INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ${PAGES_PER_STEP})`);
+    this.changes = db.prepare<[], number>("SELECT total_changes()").pluck();
+  }
+
+  /** The index was written to: merge work may be due. */
+  wrote(): void {
+    if (this.pending || this.closed) return;
+    const timer = setTimeout(() => this.step(), START_AFTER_MS);
+    // Nothing is lost by exiting first: the next write starts it again.
+    timer.unref();
+    this.pending = { cancel: () => clearTimeout(timer) };
+  }
+
+  /** Resolves once no merge work is left (or the store closed). */
+  merged(): Promise<void> {
+    if (!this.pending) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.pending?.cancel();
+    this.done();
+  }
+
+  private step(): void {
+    let more: boolean;
+    try {
+      const before = this.changes.get() as number;
+      this.merge.run();
+      // FTS5's documented signal: a step that merged anything counts two changes or more.
+      more = (this.changes.get() as number) - before >= 2;
+    } catch {
+      // The database is busy or failing: the next write tries again, and the index reads the same meanwhile.
+      more = false;
+    }
+    if (!more) {
+      this.done();
+      return;
+    }
+    const next = setImmediate(() => this.step());
+    this.pending = { cancel: () => clearImmediate(next) };
+  }
+
+  private done(): void {
+    this.pending = undefined;
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+}
