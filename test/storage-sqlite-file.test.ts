@@ -28,20 +28,26 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       expect((await fx.store.appendMessage("s", { role: "user", content: "next" })).seq).to.equal(2);
     });
 
-    it("merges the message index after writes, between them, never inside one", async () => {
+    it("merges the full-text indexes after writes, between them, never inside one", async () => {
       const store = openSqliteStore(":memory:");
       try {
         const db = (store as unknown as { db: Database.Database }).db;
-        const segments = () => db.prepare("SELECT COUNT(DISTINCT segid) FROM messages_fts_idx").pluck().get();
-        expect(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().get()).to.equal(0);
-        store.createSession(session("s"));
-        // In memory an append commits and returns at once: no merge step can run between these.
-        for (let i = 0; i < 15; i++) store.appendMessage("s", { role: "user", content: `zebra number ${i}` });
-        expect(segments()).to.equal(15);
+        const segments = (index: string) => db.prepare(`SELECT COUNT(DISTINCT segid) FROM ${index}_idx`).pluck().get();
+        for (const index of ["messages_fts", "session_titles_fts"]) {
+          expect(db.prepare(`SELECT v FROM ${index}_config WHERE k = 'automerge'`).pluck().get()).to.equal(0);
+        }
+        // In memory a write commits and returns at once: no merge step can run between these.
+        for (let i = 0; i < 15; i++) store.createSession(session(`s${i}`, { title: `zebra session ${i}` }));
+        for (let i = 0; i < 15; i++) store.appendMessage("s0", { role: "user", content: `zebra number ${i}` });
+        expect([segments("messages_fts"), segments("session_titles_fts")]).to.deep.equal([15, 15]);
         await store.indexMerged();
-        expect(segments()).to.be.at.most(3);
+        expect(segments("messages_fts")).to.be.at.most(3);
+        expect(segments("session_titles_fts")).to.be.at.most(3);
         expect(store.searchMessages("zebra", { limit: 50 })).to.have.length(15);
         expect(store.searchMessages("number 7")).to.have.length(1);
+        expect(store.listEntries({ q: "zebra session", limit: 50 }).total).to.equal(15);
+        // s7 by its title; s0 by its title's "session" and its message's "7".
+        expect(ids(store.listSessions({ q: "session 7" }))).to.deep.equal(["s0", "s7"]);
       } finally {
         store.close();
       }

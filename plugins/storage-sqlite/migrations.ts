@@ -173,9 +173,12 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    description: "the message index merged between writes, not inside them (see index-merger.ts)",
+    description: "the full-text indexes merged between writes, not inside them (see index-merger.ts)",
     up(db) {
-      db.exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0)");
+      db.exec(`
+        INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+        INSERT INTO session_titles_fts (session_titles_fts, rank) VALUES ('automerge', 0);
+      `);
     },
   },
 ];

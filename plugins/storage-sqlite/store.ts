@@ -82,6 +82,7 @@ export class SqliteSessionStore implements SessionStore {
 
   createSession(rec: SessionRecord): void {
     this.listing.addedOrRemoved(rec.id);
+    this.merger.wrote();
     this.q.insertSession.run(sessionToParams(rec));
     this.contextCache.drop(rec.id);
   }
@@ -93,6 +94,7 @@ export class SqliteSessionStore implements SessionStore {
 
   updateSession(id: string, patch: SessionPatch): SessionRecord | undefined {
     this.listing.changed(id);
+    if (patch.title !== undefined) this.merger.wrote();
     return this.tx.update(id, patch);
   }
 
@@ -299,7 +301,7 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  /** Resolves once the message index has no merge work left (see IndexMerger). Not part of SessionStore. */
+  /** Resolves once the full-text indexes have no merge work left (see IndexMerger). Not part of SessionStore. */
   indexMerged(): Promise<void> {
     return this.merger.merged();
   }
