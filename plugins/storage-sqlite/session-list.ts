@@ -14,6 +14,11 @@ import type { Statements, Stmt } from "./statements.js";
 
 /** Listing entries missing from memory beyond this many are read with the whole page instead of one by one. */
 const ENTRY_READS_BY_ID = 64;
+/**
+ * Listing entries kept in memory at most (the first ones dropped first): without a bound, paging through 100,000
+ * sessions held ~40 MiB for good. The first pages, which clients list again and again, stay well within it.
+ */
+const MAX_KEPT_ENTRIES = 2000;
 /** Prepared statement pairs kept for session-list query shapes. */
 const MAX_LIST_SHAPES = 32;
 
@@ -100,17 +105,22 @@ export class SessionListing {
     }
     if (missing.length > ENTRY_READS_BY_ID) {
       const page = pages.entries.all(params).map(entryFromRaw);
-      for (const e of page) this.entries.set(e.id, Object.freeze(e));
+      for (const e of page) this.keep(Object.freeze(e));
       return { sessions: page, total };
     }
     for (const i of missing) {
       const raw = this.q.entryById.get(ids[i] as string);
       if (!raw) throw new Error(`session ${ids[i]} vanished during a listing`);
       const e = Object.freeze(entryFromRaw(raw));
-      this.entries.set(e.id, e);
+      this.keep(e);
       sessions[i] = e;
     }
     return { sessions, total };
+  }
+
+  private keep(e: SessionListEntry): void {
+    if (this.entries.size >= MAX_KEPT_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(e.id, e);
   }
 
   private listQuery(query: ListQuery) {
