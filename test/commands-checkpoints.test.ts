@@ -135,6 +135,25 @@ describe("Checkpoints (shadow repository)", () => {
     expect(readFileSync(join(work, "dir", "keep.txt"), "utf8")).to.equal("keep");
   });
 
+  it("keeps the state of the 256 sessions used last in memory; an older one reads back from its file", async () => {
+    const cp = make({ enabled: false });
+    const inner = cp as unknown as { states: { kept: number }; locks: Map<string, unknown> };
+    for (let i = 0; i < 300; i++) {
+      cp.begin(`s${i}`, i + 1);
+      await cp.snapshot(`s${i}`, work);
+      await cp.settled();
+    }
+    expect(inner.states.kept).to.equal(256);
+    expect(inner.locks.size).to.equal(0);
+    // s0 left memory long ago: its state is its file's.
+    expect(cp.last("s0")).to.deep.equal({ seq: 1, hasFiles: false });
+    expect(() => cp.checkpointFor("s0", 1)).to.throw(/no checkpoint was taken/);
+    cp.begin("s0", 7);
+    await cp.settled();
+    expect(make({ enabled: false }).last("s0")).to.deep.equal({ seq: 7, hasFiles: false });
+    expect(inner.states.kept).to.equal(256);
+  });
+
   it("still tracks turns when file checkpoints are turned off", async () => {
     const cp = make({ enabled: false });
     writeFileSync(join(work, "a.txt"), "before");

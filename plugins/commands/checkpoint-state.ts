@@ -37,9 +37,15 @@ export interface SessionState {
   disabled?: string;
 }
 
+/** Sessions whose state stays in memory at most (the least recently used are read from their file again). */
+const MAX_KEPT_STATES = 256;
+
 /**
- * The checkpoint state of each session (`<dir>/<session>/state.json`): read on first use, kept in memory, written
- * asynchronously with one writer per session.
+ * The checkpoint state of each session (`<dir>/<session>/state.json`): read on first use, kept in memory for the
+ * MAX_KEPT_STATES sessions used last, written asynchronously with one writer per session. A state leaves memory only
+ * when it is on disk as it is (no write of it runs) and nothing holds it across a wait (`busy`: a snapshot, an undo
+ * or a restore of the session runs): every change is saved as it is made, so its file reads back the same. Before
+ * this bound, every session that ever ran a turn kept its state for the daemon's life (docs/benchmarks.md, issue 27).
  */
 export class CheckpointStates {
   private readonly states = new Map<string, SessionState>();
@@ -49,11 +55,22 @@ export class CheckpointStates {
   constructor(
     private readonly dir: () => string,
     private readonly log: Logger,
+    /** Whether an operation holding the session's state across a wait runs. */
+    private readonly busy: (sessionId: string) => boolean = () => false,
   ) {}
+
+  /** The states in memory now. */
+  get kept(): number {
+    return this.states.size;
+  }
 
   get(sessionId: string): SessionState {
     let s = this.states.get(sessionId);
-    if (!s) {
+    if (s) {
+      // The most recently used last: the first ones are dropped first.
+      this.states.delete(sessionId);
+      this.states.set(sessionId, s);
+    } else {
       s = { entries: [], files: 0 };
       const file = join(this.dir(), sessionId, "state.json");
       // A new session has no file: checked first, since a failed read (an exception with a stack) costs more.
@@ -69,8 +86,18 @@ export class CheckpointStates {
         }
       }
       this.states.set(sessionId, s);
+      this.drop();
     }
     return s;
+  }
+
+  /** Drops the least recently used states beyond MAX_KEPT_STATES that are on disk as they are and not in use. */
+  private drop(): void {
+    let looked = 0;
+    for (const id of this.states.keys()) {
+      if (this.states.size <= MAX_KEPT_STATES || looked++ >= 16) return;
+      if (!this.writes.has(id) && !this.busy(id)) this.states.delete(id);
+    }
   }
 
   /**

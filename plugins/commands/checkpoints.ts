@@ -75,7 +75,7 @@ export class Checkpoints {
     /** Tells the session why a checkpoint was skipped. */
     private readonly notify: (sessionId: string, message: string) => void,
   ) {
-    this.states = new CheckpointStates(dir, log);
+    this.states = new CheckpointStates(dir, log, (id) => this.locks.has(id));
   }
 
   /** A turn started with its first user message at `seq`. */
@@ -354,14 +354,20 @@ export class Checkpoints {
     }
   }
 
+  /** Runs `fn` after the session's earlier operations; the session's entry goes once its last one has settled. */
   private locked<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.locks.get(sessionId) ?? Promise.resolve();
     const next = prev.then(fn, fn);
-    this.locks.set(
-      sessionId,
-      next.catch(() => undefined),
+    const tail: Promise<unknown> = next.then(
+      () => this.settle(sessionId, tail),
+      () => this.settle(sessionId, tail),
     );
+    this.locks.set(sessionId, tail);
     return next;
+  }
+
+  private settle(sessionId: string, tail: Promise<unknown>): void {
+    if (this.locks.get(sessionId) === tail) this.locks.delete(sessionId);
   }
 }
 
