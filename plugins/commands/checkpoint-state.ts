@@ -56,7 +56,7 @@ export class CheckpointStates {
     private readonly dir: () => string,
     private readonly log: Logger,
     /** Whether an operation holding the session's state across a wait runs. */
-    private readonly busy: (sessionId: string) => boolean = () => false,
+    private readonly busy: (sessionId: string) => boolean,
   ) {}
 
   /** The states in memory now. */
