@@ -72,23 +72,23 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       same();
     });
 
-    it("keeps at most 2,000 listing entries in memory, however many sessions are paged through", () => {
+    it("keeps at most 20,000 listing entries in memory, however many sessions are paged through", () => {
       fx.store.batch(() => {
-        for (let i = 0; i < 2500; i++) fx.store.createSession(session(`p${i}`, { updatedAt: at(i) }));
+        for (let i = 0; i < 20_500; i++) fx.store.createSession(session(`p${i}`, { updatedAt: at(i) }));
       });
       const kept = () => (fx.store as unknown as { listing: { entries: Map<string, unknown> } }).listing.entries.size;
       const listed: string[] = [];
-      for (let offset = 0; offset < 2500; offset += 200) {
+      for (let offset = 0; offset < 20_500; offset += 200) {
         listed.push(...fx.store.listEntries({ limit: 200, offset }).sessions.map((e) => e.id));
       }
-      expect(listed).to.deep.equal(Array.from({ length: 2500 }, (_, i) => `p${2499 - i}`));
-      expect(kept()).to.equal(2000);
+      expect(listed).to.deep.equal(Array.from({ length: 20_500 }, (_, i) => `p${20_499 - i}`));
+      expect(kept()).to.equal(20_000);
       // The first page again, its entries dropped meanwhile, and one of them changed: read again, as written.
-      fx.store.updateSession("p2499", { title: "changed" });
+      fx.store.updateSession("p20499", { title: "changed" });
       const first = fx.store.listEntries({ limit: 50 }).sessions;
       expect(first.map((e) => e.id)).to.deep.equal(listed.slice(0, 50));
       expect(first[0]?.title).to.equal("changed");
-      expect(kept()).to.equal(2000);
+      expect(kept()).to.equal(20_000);
     });
 
     it("lists pinned first, then most recently updated, with paging and a total", () => {

@@ -15,10 +15,11 @@ import type { Statements, Stmt } from "./statements.js";
 /** Listing entries missing from memory beyond this many are read with the whole page instead of one by one. */
 const ENTRY_READS_BY_ID = 64;
 /**
- * Listing entries kept in memory at most (the first ones dropped first): without a bound, paging through 100,000
- * sessions held ~40 MiB for good. The first pages, which clients list again and again, stay well within it.
+ * Listing entries kept in memory at most, ~8 MiB (the first ones dropped first): without a bound, paging through
+ * 100,000 sessions held ~40 MiB for good. A plain-array listing of 10,000 sessions is read from memory within it
+ * (65 ms instead of 136 with 2,000 kept).
  */
-const MAX_KEPT_ENTRIES = 2000;
+const MAX_KEPT_ENTRIES = 20_000;
 /** Prepared statement pairs kept for session-list query shapes. */
 const MAX_LIST_SHAPES = 32;
 
