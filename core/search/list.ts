@@ -108,10 +108,10 @@ export async function* listFiles(root: string, opts: SearchOptions, state: Searc
 /**
  * Every file below `root` (as listFiles lists it, the first maxFiles in comparePaths order), each with what `visit`
  * found out about it (`visit` returns one value per path, in the order given), in no particular order: the caller
- * orders them (glob by time). On ripgrep, which lists in parallel,
- * each batch is visited as ripgrep prints it, while it still lists the rest, instead of after the listing and the
- * sort: a caller that needs a system call per file (glob dates every match) overlaps them with ripgrep's work. On the
- * JavaScript walk, the batches are visited as the walk yields them.
+ * orders them (glob by time). On ripgrep, which lists in parallel, each batch is visited as ripgrep prints it, while
+ * it still lists the rest, instead of after the listing and the sort: a caller that needs a system call per file
+ * (glob dates every match) overlaps them with ripgrep's work. On the JavaScript walk, the batches are visited as the
+ * walk yields them.
  */
 export async function visitFiles<T>(
   root: string,
