@@ -15,12 +15,12 @@ const START_AFTER_MS = 20;
  * write stopped the event loop, and with it every session's stream, for 50-105 ms once every 1,000-4,000 messages
  * of a 100,000-message database (a session's creation up to 160 ms at 30,000 sessions). Merging inside writes is
  * turned off (a migration sets `automerge = 0`); shortly after a write, merge steps of PAGES_PER_STEP pages per
- * index run, one per macrotask, until FTS5 reports nothing left. An index reads the same meanwhile: merging only
+ * index run, one per timer, until FTS5 reports nothing left. An index reads the same meanwhile: merging only
  * moves entries between segments. FTS5's `crisismerge` still merges inside a write if a level ever gathers 16
  * segments (these steps keep every level below 4).
  */
 export class IndexMerger {
-  private pending: { cancel(): void } | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly waiting: Array<() => void> = [];
   private readonly merges: Database.Statement[];
@@ -33,22 +33,18 @@ export class IndexMerger {
 
   /** An index was written to: merge work may be due. */
   wrote(): void {
-    if (this.pending || this.closed) return;
-    const timer = setTimeout(() => this.step(), START_AFTER_MS);
-    // Nothing is lost by exiting first: the next write starts it again.
-    timer.unref();
-    this.pending = { cancel: () => clearTimeout(timer) };
+    if (!this.timer && !this.closed) this.schedule(START_AFTER_MS);
   }
 
   /** Resolves once no merge work is left (or the store closed). */
   merged(): Promise<void> {
-    if (!this.pending) return Promise.resolve();
+    if (!this.timer) return Promise.resolve();
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   close(): void {
     this.closed = true;
-    this.pending?.cancel();
+    clearTimeout(this.timer);
     this.done();
   }
 
@@ -65,16 +61,18 @@ export class IndexMerger {
       // The database is busy or failing: the next write tries again, and the index reads the same meanwhile.
       more = false;
     }
-    if (!more) {
-      this.done();
-      return;
-    }
-    const next = setImmediate(() => this.step());
-    this.pending = { cancel: () => clearImmediate(next) };
+    if (more) this.schedule(0);
+    else this.done();
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.step(), ms);
+    // Nothing is lost by exiting first: the next write starts it again.
+    this.timer.unref();
   }
 
   private done(): void {
-    this.pending = undefined;
+    this.timer = undefined;
     for (const resolve of this.waiting.splice(0)) resolve();
   }
 }
