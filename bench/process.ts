@@ -372,7 +372,7 @@ async function directReplayLong(provider: WorkerRpc, url: string, n: number): Pr
 /** `runs` fresh relays and `runs` fresh daemons, alternating. */
 export async function processBench(cwd: string, runs: number): Promise<ProcessResult> {
   const provider = new WorkerRpc(new URL("./lib/provider-worker.js", import.meta.url));
-  const bundled = /from ?"\.\/chunk-/.test(
+  const bundled = /from ?"\.\/runtime\.js"/.test(
     readFileSync(fileURLToPath(new URL("../bundle/daemon.js", import.meta.url)), "utf8"),
   );
   const out: ProcessResult = { runs, relay: [], daemon: [], bundled };

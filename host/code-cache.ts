@@ -9,8 +9,22 @@ export type CodeCacheUse = "accepted" | "rejected" | "none";
 /** The code cache of `file`, written by the build beside it. */
 export const codeCacheFile = (file: string) => `${file}.v8-cache`;
 
-function compile(file: string, cachedData?: Buffer): Script {
-  return new Script(Module.wrap(readFileSync(file, "utf8")), { filename: file, cachedData });
+/**
+ * The scripts loaded in this process, by file, so that {@link writeCodeCaches} can write their caches after a
+ * training run. On `globalThis`: the bundle has its own copy of this module (which loads express and the validators)
+ * next to the compiled one (which loads the bundle).
+ */
+const registry = globalThis as Record<symbol, Map<string, Script> | undefined>;
+const LOADED = Symbol.for("agentd.code-cache");
+const loaded = registry[LOADED] ?? new Map<string, Script>();
+registry[LOADED] = loaded;
+
+function compile(file: string, source: string, cachedData?: Buffer): Script {
+  // No `import()` inside: node's loader for such scripts is experimental, and lost once V8 takes the code cache. The
+  // runtime imports ES modules through host/import-module.ts (checked by scripts/bundle.ts).
+  const script = new Script(Module.wrap(source), { filename: file, cachedData });
+  loaded.set(file, script);
+  return script;
 }
 
 /** Runs a compiled CommonJS module (`Module.wrap`'s function) as `require` would; its `module.exports`. */
@@ -26,18 +40,27 @@ function run(script: Script, file: string): unknown {
  * scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then neither parses the source nor compiles
  * the functions that ran when the cache was made (node 20 has no compile cache of its own). A cache V8 refuses
  * (another node version, other V8 flags: `NODE_OPTIONS`) is ignored and the source compiled, as `require` would.
- * Throws ENOENT when the file is not there.
+ * With source maps on, `require` loads it. Throws ENOENT when the file is not there.
  */
 export function loadWithCodeCache(file: string): { exports: unknown; cache: CodeCacheUse } {
+  const source = readFileSync(file, "utf8");
+  // Node maps stack traces through source maps (`--enable-source-maps`) only in what its own loader compiled.
+  if (process.sourceMapsEnabled) return { exports: createRequire(file)(file), cache: "none" };
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(codeCacheFile(file));
   } catch {
     cachedData = undefined;
   }
-  const script = compile(file, cachedData);
+  const script = compile(file, source, cachedData);
   const cache = cachedData === undefined ? "none" : script.cachedDataRejected ? "rejected" : "accepted";
   return { exports: run(script, file), cache };
+}
+
+function writeCache(file: string, script: Script): void {
+  const tmp = `${codeCacheFile(file)}.tmp`;
+  writeFileSync(tmp, script.createCachedData());
+  renameSync(tmp, codeCacheFile(file));
 }
 
 /**
@@ -45,9 +68,16 @@ export function loadWithCodeCache(file: string): { exports: unknown; cache: Code
  * under the flags it was made with). Made after the module ran, so it holds the functions loading it compiled.
  */
 export function writeCodeCache(file: string): void {
-  const script = compile(file);
+  const script = compile(file, readFileSync(file, "utf8"));
   run(script, file);
-  const tmp = `${codeCacheFile(file)}.tmp`;
-  writeFileSync(tmp, script.createCachedData());
-  renameSync(tmp, codeCacheFile(file));
+  writeCache(file, script);
+}
+
+/**
+ * Writes the code cache of every file loaded so far in this process (the build's training run: a daemon that
+ * booted, answered requests and ran a turn, so the caches hold every function that compiled). Returns the files.
+ */
+export function writeCodeCaches(): string[] {
+  for (const [file, script] of loaded) writeCache(file, script);
+  return [...loaded.keys()];
 }

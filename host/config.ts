@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
@@ -97,7 +98,8 @@ export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.
   // cosmiconfig (and the yaml parser it brings) is loaded only when there is a file for it to read.
   if (SEARCH_PLACES.some((name) => existsSync(join(home, name)))) {
     try {
-      const { cosmiconfig } = await import("cosmiconfig");
+      // CommonJS, required (the bundled daemon has no `import()` of its own: host/import-module.ts).
+      const { cosmiconfig } = createRequire(import.meta.url)("cosmiconfig") as typeof import("cosmiconfig");
       const explorer = cosmiconfig("agentd", { searchPlaces: SEARCH_PLACES, stopDir: home, cache: false });
       found = await explorer.search(home);
     } catch (err) {

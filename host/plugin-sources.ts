@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Plugin, PluginDefinition, PluginManifest } from "../core/plugin.js";
+import { importModule } from "./import-module.js";
 
 /** A plugin before it runs: its manifest is known, its code may not be imported yet. */
 export interface PluginSource {
@@ -55,7 +56,7 @@ export function thirdPartySource(
     async load() {
       // A version (a project plugin's content hash) makes a changed entry module load afresh, not from the cache.
       const url = pathToFileURL(entry).href + (opts.version ? `?v=${opts.version}` : "");
-      const mod = (await import(url)) as { default?: PluginDefinition; plugin?: PluginDefinition };
+      const mod = await importModule<{ default?: PluginDefinition; plugin?: PluginDefinition }>(url);
       const plugin = mod.default ?? mod.plugin;
       if (!plugin || typeof plugin.register !== "function") {
         throw new Error(`${entry} does not export a plugin (default export of definePlugin(...))`);

@@ -1,21 +1,27 @@
 /**
- * Part of `npm run build`, after tsc: the daemon and the plugin SDK as one ES module bundle with code splitting, in
- * `dist/bundle/`. Its three entry points are the files tsc compiled from `bundle/*.ts` (plain re-exports of the
- * modules), overwritten in place:
+ * Part of `npm run build`, after tsc: the daemon, the plugin SDK and the test harness as one CommonJS file,
+ * `dist/bundle/runtime.cjs`, loaded with a V8 code cache. The three entry points are the files tsc compiled from
+ * `bundle/*.ts` (plain re-exports of the modules), overwritten in place by small ES modules that re-export their
+ * part of the one runtime (`runtime.js` loads it):
  * - `daemon.js`: what `agentd serve` loads (host/main.ts);
  * - `sdk.js`: the `agentd` package export (package.json "exports"), what a third-party plugin imports;
  * - `testing.js`: the `agentd/testing` export.
- * Code the entries share goes into shared chunks that every entry imports, so a plugin that imports `agentd` next
- * to the bundled daemon gets the daemon's own modules (one instance of every class and token), and dynamic imports
- * (the openai and MCP SDKs, ...) stay lazy, each in its own chunk. Cold start is mostly module loading (typebox
- * alone is ~270 modules): the bundle loads a few files instead of ~600 (docs/benchmarks.md, issue 16).
+ * One runtime for all three, so a plugin that imports `agentd` next to the bundled daemon gets the daemon's own
+ * modules (one instance of every class and token). Cold start is mostly loading code: the runtime is one file instead
+ * of ~600 modules (typebox alone is ~270; docs/benchmarks.md, issue 16), and CommonJS because node 20 keeps no
+ * compiled code of an ES module: `runtime.js` loads the file through node:vm with the code cache that a training run
+ * of the build wrote (host/code-cache.ts, scripts/code-cache-training.ts), so V8 neither parses it nor compiles the
+ * functions a start, a first request and a first turn run (docs/benchmarks.md, issue 27). Its dynamic imports of
+ * ES modules (a plugin's entry) go through `runtime.js`'s own `import()` (host/import-module.ts).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
  * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
- * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The chunks sit one level under dist/ like every
- * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
+ * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The runtime
+ * sits one level under dist/ like every entry's source, so paths relative to a module two levels up
+ * (`../../package.json`) stay right.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -25,12 +31,20 @@ import { validatorsSource } from "./validators.js";
 
 const outdir = new URL("../bundle", import.meta.url).pathname;
 const sources = new URL("../../bundle", import.meta.url).pathname;
-const ENTRIES = ["daemon", "sdk", "testing"];
+const ENTRIES = ["daemon", "sdk", "testing"] as const;
+const RUNTIME = join(outdir, "runtime.cjs");
 
 const result = await build({
-  // Each entry is its source in bundle/ (export statements only), resolved from dist/bundle: the compiled modules.
-  // Read from the source, not the compiled entry, so building twice in a row works.
-  entryPoints: Object.fromEntries(ENTRIES.map((e) => [e, `entry:${e}`])),
+  // The runtime exports each entry as a namespace (daemon, sdk, testing), plus the hook runtime.js sets. Each entry is
+  // its source in bundle/ (export statements only), resolved from dist/bundle: the compiled modules. Read from the
+  // source, not the compiled entry, so building twice in a row works.
+  stdin: {
+    contents: `${ENTRIES.map((e) => `export * as ${e} from "entry:${e}";`).join("\n")}
+export { setModuleImporter } from "../host/import-module.js";`,
+    resolveDir: outdir,
+    sourcefile: "runtime",
+    loader: "ts",
+  },
   plugins: [
     {
       name: "entries",
@@ -44,25 +58,25 @@ const result = await build({
       },
     },
   ],
-  outdir,
+  outfile: RUNTIME,
   allowOverwrite: true,
   bundle: true,
-  splitting: true,
   platform: "node",
-  format: "esm",
+  format: "cjs",
   target: "node20",
-  // Comments and whitespace out, names kept: the retained source text of the loaded chunks is ~1 MiB of idle RSS
-  // less; stack traces map back to the TypeScript sources through the maps (`node --enable-source-maps`).
+  // Comments and whitespace out, names kept: the retained source text is ~1 MiB of idle RSS less; stack traces map
+  // back to the TypeScript sources through the map (`node --enable-source-maps`).
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
-  // Native; cosmiconfig (CommonJS, imported dynamically: a split chunk would give it only a default export; loaded
-  // only when a config file exists); pg (CommonJS, loaded only with a database URL); the clients (terminal, ACP): not the daemon, loaded only by their commands.
+  // Native; cosmiconfig (loaded only when a config file exists); pg (loaded only with a database URL); the clients
+  // (terminal, ACP): not the daemon, loaded only by their commands.
   external: ["better-sqlite3", "cosmiconfig", "pg", "../clients/*"],
-  // CommonJS dependencies inside an ES module bundle need a `require`.
-  banner: {
-    js: 'import { createRequire as __agentdCreateRequire } from "node:module"; const require = __agentdCreateRequire(import.meta.url);',
-  },
+  // The modules locate files next to themselves (`import.meta`); the runtime sits where their chunks sat.
+  define: { "import.meta.url": "__agentdUrl", "import.meta.dirname": "__dirname" },
+  banner: { js: 'var __agentdUrl = require("node:url").pathToFileURL(__filename).href;' },
+  // Any other use of `import.meta` would be empty in CommonJS: fail the build instead.
+  logOverride: { "empty-import-meta": "error" },
   logLevel: "warning",
   metafile: true,
 });
@@ -130,24 +144,53 @@ const vendor = await build({
   logLevel: "warning",
   metafile: true,
 });
-// Only after a successful build (esbuild writes nothing on failure): the chunks and maps of an earlier bundle (their
-// names carry a hash) go; tsc's declarations stay.
-const written = new Set(
-  [...Object.keys(result.metafile.outputs), ...Object.keys(vendor.metafile.outputs)].map((f) => f.split("/").pop()),
+// Inside the runtime, `import()` fails (node:vm gives a script no module loader of its own, see host/code-cache.ts):
+// it imports ES modules through the one in host/import-module.ts, which runtime.js sets. Any other dynamic import
+// fails the build, but for the openai SDK's import of node:crypto where `globalThis.crypto` is missing (node < 19).
+const literalImports = (
+  Object.entries(result.metafile.outputs).find(([f]) => f.endsWith("runtime.cjs"))?.[1].imports ?? []
+)
+  .filter((i) => i.kind === "dynamic-import" && i.path !== "node:crypto")
+  .map((i) => i.path);
+const computedImports = readFileSync(RUNTIME, "utf8").match(/[^\w$.]import\((?!["'`])/g)?.length ?? 0;
+if (literalImports.length > 0 || computedImports !== 1) {
+  throw new Error(
+    `the runtime imports modules other than through host/import-module.ts: ${literalImports.join(", ") || "-"}; ${computedImports} computed import() (1 expected)`,
+  );
+}
+// The ES modules in front of the runtime: `runtime.js` loads it once (the module cache keeps it), each entry re-exports
+// its part under the names the entry's source exports.
+const parts = createRequire(import.meta.url)(RUNTIME) as Record<(typeof ENTRIES)[number], object>;
+const header = "// Written by scripts/bundle.ts (npm run build).\n";
+writeFileSync(
+  join(outdir, "runtime.js"),
+  `${header}import { fileURLToPath } from "node:url";
+import { loadWithCodeCache } from "../host/code-cache.js";
+const runtime = loadWithCodeCache(fileURLToPath(new URL("./runtime.cjs", import.meta.url))).exports;
+runtime.setModuleImporter((url) => import(url));
+export default runtime;
+`,
 );
+for (const e of ENTRIES) {
+  writeFileSync(
+    join(outdir, `${e}.js`),
+    `${header}import runtime from "./runtime.js";\nexport const { ${Object.keys(parts[e]).join(", ")} } = runtime.${e};\n`,
+  );
+}
+// Only after a successful build (esbuild writes nothing on failure): the files of an earlier build that this one
+// did not write go (the chunks of the ES module bundle before it, the code caches written below); tsc's
+// declarations stay.
+const written = new Set([
+  ...[...Object.keys(result.metafile.outputs), ...Object.keys(vendor.metafile.outputs)].map((f) => f.split("/").pop()),
+  "runtime.js",
+  ...ENTRIES.map((e) => `${e}.js`),
+]);
 for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)) rmSync(join(outdir, f));
-// V8's code cache of each pre-bundled CommonJS file (host/code-cache.ts), written by a node that set the daemon's V8
-// flags first, as `agentd serve` does: V8 takes a cache only under the flags it was made with.
+// V8's code caches of the runtime and the pre-bundled CommonJS files (host/code-cache.ts), written by a training run
+// in a node that set the daemon's V8 flags first, as `agentd serve` does: V8 takes a cache only under the flags it
+// was made with.
 const vendorFiles = Object.keys(vendor.metafile.outputs).map((f) => join(outdir, f.split("/").pop() as string));
-execFileSync(
-  process.execPath,
-  [
-    "--input-type=module",
-    "-e",
-    `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();
-const { writeCodeCache } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
-for (const f of ${JSON.stringify(vendorFiles)}) writeCodeCache(f);`,
-  ],
-  { stdio: "inherit" },
-);
+execFileSync(process.execPath, [new URL("./code-cache-training.js", import.meta.url).pathname, ...vendorFiles], {
+  stdio: "inherit",
+});
 console.log(`wrote ${outdir}`);

@@ -36,11 +36,32 @@ describe("V8 code cache of the pre-bundled CommonJS files (host/code-cache.ts)",
       .with.property("code", "ENOENT");
   });
 
+  it("writes the caches of every file a run loaded, which later runs accept", () => {
+    const files = ["a", "b"].map((name) => {
+      const file = join(dir, `${name}.cjs`);
+      writeFileSync(
+        file,
+        `exports.base = ${JSON.stringify(name)}; exports.f = () => ${JSON.stringify(name)}.repeat(2);`,
+      );
+      return file;
+    });
+    // A run that loads both and calls a function of each, then writes what it loaded (the build's training run).
+    const script = `const { loadWithCodeCache, writeCodeCaches } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+for (const f of ${JSON.stringify(files)}) loadWithCodeCache(f).exports.f();
+console.log(JSON.stringify(writeCodeCaches()));`;
+    expect(JSON.parse(nodeWithoutOptions(script))).to.deep.equal(files);
+    expect(loadInChild(files, false)).to.deep.equal([
+      { cache: "accepted", base: "a" },
+      { cache: "accepted", base: "b" },
+    ]);
+  });
+
   it("the build's caches are accepted by a node that set the daemon's V8 flags, as `agentd serve` does", () => {
     const files = readdirSync(BUNDLE_DIR)
-      .filter((f) => /^vendor-.*\.cjs$/.test(f))
+      .filter((f) => /^(vendor-.*|runtime)\.cjs$/.test(f))
       .map((f) => join(BUNDLE_DIR, f));
-    expect(files.length).to.be.at.least(3);
+    expect(files.map((f) => f.slice(BUNDLE_DIR.length))).to.include("runtime.cjs");
+    expect(files.length).to.be.at.least(4);
     expect(loadInChild(files, true).map((r) => r.cache)).to.deep.equal(files.map(() => "accepted"));
   });
 });
@@ -53,7 +74,12 @@ function loadInChild(files: string[], daemonFlags: boolean): Array<{ cache: stri
   const script = `${flags}
 const { loadWithCodeCache } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
 console.log(JSON.stringify(${JSON.stringify(files)}.map((f) => { const r = loadWithCodeCache(f); return { cache: r.cache, base: r.exports.base }; })));`;
+  return JSON.parse(nodeWithoutOptions(script));
+}
+
+/** Runs an ES module script in a fresh node without the test run's node options (source maps off): its stdout. */
+function nodeWithoutOptions(script: string): string {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { env, encoding: "utf8" }));
+  return execFileSync(process.execPath, ["--input-type=module", "-e", script], { env, encoding: "utf8" });
 }

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Plugin } from "../core/plugin.js";
 import { type Daemon, type DaemonOptions, startDaemon } from "../host/daemon.js";
+import { importModule } from "../host/import-module.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
 import type { ServerInfo } from "../host/state.js";
 import { builtinPlugins } from "../plugins/index.js";
@@ -172,7 +173,7 @@ export async function startTestDaemon(opts: TestDaemonOptions = {}): Promise<Tes
 async function withTestStore(builtins: PluginSource[] | undefined): Promise<PluginSource[] | undefined> {
   const spec = process.env.AGENTD_TEST_STORE;
   if (!spec) return builtins;
-  const mod = (await import(pathToFileURL(resolve(spec)).href)) as { default?: Plugin };
+  const mod = await importModule<{ default?: Plugin }>(pathToFileURL(resolve(spec)).href);
   if (!mod.default?.manifest) throw new Error(`AGENTD_TEST_STORE=${spec} does not export a plugin by default`);
   const list = builtins ?? builtinPlugins.map(builtinSource);
   if (!list.some((s) => s.manifest.id === "storage-sqlite")) return list;

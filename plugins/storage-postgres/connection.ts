@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import type { Pool, PoolClient, PoolConfig } from "pg";
 import { ApiError } from "../../core/index.js";
 
@@ -50,13 +51,21 @@ export function connectionBroken(err: unknown): boolean {
  * SessionStore contract asks: a read sees every write issued before it). The pool of one connection reconnects
  * by itself after the server went away: a call made meanwhile fails, the next one opens a new connection.
  */
+/**
+ * node-postgres (CommonJS), required only once a store opens a database: the bundled daemon has no `import()` of its
+ * own (host/import-module.ts).
+ */
+export function loadPg(): typeof import("pg") {
+  return createRequire(import.meta.url)("pg") as typeof import("pg");
+}
+
 export class SerialConnection {
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly pool: Pool) {}
 
   static async open(url: string, onIdleError: (err: Error) => void): Promise<SerialConnection> {
-    const pg = (await import("pg")).default;
+    const pg = loadPg();
     const config: PoolConfig = {
       connectionString: url,
       max: 1,

@@ -15,7 +15,7 @@ import {
   type StoredEvent,
   type StoredMessage,
 } from "../../core/index.js";
-import { causeOf, checkUrl, connectionBroken, redactUrl, SerialConnection } from "./connection.js";
+import { causeOf, checkUrl, connectionBroken, loadPg, redactUrl, SerialConnection } from "./connection.js";
 import { PgDocuments } from "./documents.js";
 import { Doorbell } from "./doorbell.js";
 import { PgEvents } from "./events.js";
@@ -86,7 +86,7 @@ export class PostgresSessionStore implements SessionStore {
     this.doorbell = new Doorbell({
       client: async () => {
         await this.ready;
-        const pg = (await import("pg")).default;
+        const pg = loadPg();
         return new pg.Client({ connectionString: await opts.url, connectionTimeoutMillis: 10_000 });
       },
       name: () => this.redacted,
