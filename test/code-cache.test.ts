@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +63,23 @@ console.log(JSON.stringify(writeCodeCaches()));`;
     expect(files.map((f) => f.slice(BUNDLE_DIR.length))).to.include("runtime.cjs");
     expect(files.length).to.be.at.least(4);
     expect(loadInChild(files, true).map((r) => r.cache)).to.deep.equal(files.map(() => "accepted"));
+  });
+
+  it("the runtime's cache comes from a training run: it holds far more than the code of loading the runtime", () => {
+    const runtime = join(BUNDLE_DIR, "runtime.cjs");
+    // The size of a cache made right after the runtime loaded (its modules' top level), under the same flags.
+    const script = `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();
+const { readFileSync } = await import("node:fs");
+const { createRequire, Module } = await import("node:module");
+const { Script } = await import("node:vm");
+const file = ${JSON.stringify(runtime)};
+const script = new Script(Module.wrap(readFileSync(file, "utf8")), { filename: file });
+const module = { exports: {} };
+script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, ${JSON.stringify(BUNDLE_DIR)});
+console.log(script.createCachedData().length);`;
+    const loadOnly = Number(nodeWithoutOptions(script));
+    expect(loadOnly).to.be.greaterThan(0);
+    expect(statSync(codeCacheFile(runtime)).size).to.be.greaterThan(loadOnly * 1.3);
   });
 });
 
