@@ -6,9 +6,10 @@ import { Command, InvalidArgumentError } from "commander";
 import type { Daemon } from "./daemon.js";
 import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
 
-// Node 22.1 and later keep V8's compiled code of the modules loaded from here on (the bundle, the clients) in a
-// cache on disk (NODE_COMPILE_CACHE, else the temporary directory): a later start skips compiling them. Node 20 has
-// no such cache (docs/benchmarks.md, issue 27: compiling the daemon's boot chunk is ~100 ms of its cold start there).
+// Node 22.1 and later keep V8's compiled code of the modules node loads from here on (the clients, the bundle's entry
+// modules) in a cache on disk (NODE_COMPILE_CACHE, else the temporary directory): a later start skips compiling them.
+// The daemon's runtime has a code cache of its own, written by the build (scripts/bundle.ts; node 20 has no compile
+// cache).
 (Module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 // The daemon's modules load only for `serve`: the clients' commands start without them.
