@@ -98,7 +98,7 @@ export async function loadConfig(home: string, env: NodeJS.ProcessEnv = process.
   // cosmiconfig (and the yaml parser it brings) is loaded only when there is a file for it to read.
   if (SEARCH_PLACES.some((name) => existsSync(join(home, name)))) {
     try {
-      // CommonJS, required (the bundled daemon has no `import()` of its own: host/import-module.ts).
+      // CommonJS, required (the bundled daemon has no `import()` of its own: core/import-module.ts).
       const { cosmiconfig } = createRequire(import.meta.url)("cosmiconfig") as typeof import("cosmiconfig");
       const explorer = cosmiconfig("agentd", { searchPlaces: SEARCH_PLACES, stopDir: home, cache: false });
       found = await explorer.search(home);

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { importModule } from "../core/import-module.js";
 import type { Plugin, PluginDefinition, PluginManifest } from "../core/plugin.js";
-import { importModule } from "./import-module.js";
 
 /** A plugin before it runs: its manifest is known, its code may not be imported yet. */
 export interface PluginSource {

@@ -12,7 +12,7 @@
  * compiled code of an ES module: `runtime.js` loads the file through node:vm with the code cache that a training run
  * of the build wrote (host/code-cache.ts, scripts/code-cache-training.ts), so V8 neither parses it nor compiles the
  * functions a start, a first request and a first turn run (docs/benchmarks.md, issue 27). Its dynamic imports of
- * ES modules (a plugin's entry) go through `runtime.js`'s own `import()` (host/import-module.ts).
+ * ES modules (a plugin's entry) go through `runtime.js`'s own `import()` (core/import-module.ts).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
  * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
  * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The runtime
@@ -40,7 +40,7 @@ const result = await build({
   // source, not the compiled entry, so building twice in a row works.
   stdin: {
     contents: `${ENTRIES.map((e) => `export * as ${e} from "entry:${e}";`).join("\n")}
-export { setModuleImporter } from "../host/import-module.js";`,
+export { setModuleImporter } from "../core/import-module.js";`,
     resolveDir: outdir,
     sourcefile: "runtime",
     loader: "ts",
@@ -109,10 +109,21 @@ const validatorsFile = join(outdir, "validators-source.cjs");
     rmSync(home, { recursive: true, force: true });
   }
 }
+// The MCP SDK (the mcp plugin's sdk.ts imports this file on its first connection) with zod and its own Ajv: ~0.5 MiB
+// of source that would otherwise sit in the runtime, in every daemon's memory.
+const MCP = "@modelcontextprotocol/sdk";
+const VENDOR_ENTRIES: Record<string, string> = {
+  express: 'module.exports = require("express");',
+  ajv: 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };',
+  mcp: `const client = require("${MCP}/client/index.js"), stdio = require("${MCP}/client/stdio.js"),
+  http = require("${MCP}/client/streamableHttp.js"), types = require("${MCP}/types.js");
+module.exports = { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport,
+  getDefaultEnvironment: stdio.getDefaultEnvironment, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+  ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema, McpError: types.McpError };`,
+};
 const vendor = await build({
   entryPoints: {
-    "vendor-express": "entry:express",
-    "vendor-ajv": "entry:ajv",
+    ...Object.fromEntries(Object.keys(VENDOR_ENTRIES).map((name) => [`vendor-${name}`, `entry:${name}`])),
     "vendor-validators": validatorsFile,
   },
   plugins: [
@@ -122,10 +133,7 @@ const vendor = await build({
         b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice(6), namespace: "vendor" }));
         // The generated source requires `ajv/dist/...` and `ajv-formats/dist/...`: from the project's node_modules.
         b.onLoad({ filter: /.*/, namespace: "vendor" }, (args) => ({
-          contents:
-            args.path === "ajv"
-              ? 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };'
-              : 'module.exports = require("express");',
+          contents: VENDOR_ENTRIES[args.path],
           loader: "js",
           resolveDir: new URL("../..", import.meta.url).pathname,
         }));
@@ -145,7 +153,7 @@ const vendor = await build({
   metafile: true,
 });
 // Inside the runtime, `import()` fails (node:vm gives a script no module loader of its own, see host/code-cache.ts):
-// it imports ES modules through the one in host/import-module.ts, which runtime.js sets. Any other dynamic import
+// it imports ES modules through the one in core/import-module.ts, which runtime.js sets. Any other dynamic import
 // fails the build, but for the openai SDK's import of node:crypto where `globalThis.crypto` is missing (node < 19).
 const literalImports = (
   Object.entries(result.metafile.outputs).find(([f]) => f.endsWith("runtime.cjs"))?.[1].imports ?? []
@@ -155,7 +163,7 @@ const literalImports = (
 const computedImports = readFileSync(RUNTIME, "utf8").match(/[^\w$.]import\((?!["'`])/g)?.length ?? 0;
 if (literalImports.length > 0 || computedImports !== 1) {
   throw new Error(
-    `the runtime imports modules other than through host/import-module.ts: ${literalImports.join(", ") || "-"}; ${computedImports} computed import() (1 expected)`,
+    `the runtime imports modules other than through core/import-module.ts: ${literalImports.join(", ") || "-"}; ${computedImports} computed import() (1 expected)`,
   );
 }
 // The ES modules in front of the runtime: `runtime.js` loads it once (the module cache keeps it), each entry re-exports
@@ -189,7 +197,10 @@ for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)
 // V8's code caches of the runtime and the pre-bundled CommonJS files (host/code-cache.ts), written by a training run
 // in a node that set the daemon's V8 flags first, as `agentd serve` does: V8 takes a cache only under the flags it
 // was made with.
-const vendorFiles = Object.keys(vendor.metafile.outputs).map((f) => join(outdir, f.split("/").pop() as string));
+// vendor-mcp.cjs has none: the mcp plugin imports it through node's loader, on a daemon's first MCP connection.
+const vendorFiles = Object.keys(vendor.metafile.outputs)
+  .map((f) => join(outdir, f.split("/").pop() as string))
+  .filter((f) => f.endsWith(".cjs") && !f.endsWith("vendor-mcp.cjs"));
 execFileSync(process.execPath, [new URL("./code-cache-training.js", import.meta.url).pathname, ...vendorFiles], {
   stdio: "inherit",
 });

@@ -10,6 +10,7 @@ import { type FakeProvider, startFakeProvider } from "../testing/fake-provider.j
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUNDLER = fileURLToPath(new URL("../scripts/bundle.js", import.meta.url));
 const BUNDLE_DIR = fileURLToPath(new URL("../bundle/", import.meta.url));
+const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
 
 /**
  * A third-party plugin in its own folder: `agentd` is its dependency (node_modules/agentd links to this package, as
@@ -81,8 +82,8 @@ describe("bundled build (npm run build: dist/bundle)", () => {
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_KEY: "k",
       AGENTD_MODEL: "fake-model",
-      // Node's module loader says what it loads (stderr): which express and ajv the daemon runs.
-      NODE_DEBUG: "module",
+      // Node's module loaders say what they load (stderr): which express, ajv and MCP SDK the daemon runs.
+      NODE_DEBUG: "module,esm",
     });
   });
   after(async () => {
@@ -131,6 +132,28 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     // The runtime runs as a node:vm script: the probe plugin's entry was imported through the runtime's loader, not
     // through node's experimental loader for such scripts, which warns.
     expect(loaded).to.not.include("ExperimentalWarning");
+  });
+
+  it("connects an MCP server through the SDK bundled beside the runtime (vendor-mcp.cjs), not node_modules", async () => {
+    const api = daemon?.client;
+    if (!api) throw new Error("no daemon");
+    const id = await api.createSession({ cwd: home });
+    const put = await api.request("PUT", `/sessions/${id}/mcp-servers`, {
+      mcpServers: { fx: { command: process.execPath, args: [MCP_FIXTURE] } },
+    });
+    expect(put.status, put.text).to.equal(200);
+    // The server connects in the background: poll its status as a client would.
+    type Server = { name: string; state?: string; tools?: string[]; error?: string };
+    let server: Server | undefined;
+    for (let i = 0; i < 300 && server?.state !== "connected" && server?.state !== "failed"; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      server = ((await api.get("/mcp/servers")).body as Server[]).find((s) => s.name === "fx");
+    }
+    expect(server?.state, server?.error).to.equal("connected");
+    expect(server?.tools).to.include("mcp_fx_echo");
+    const loaded = daemon?.stderr() ?? "";
+    expect(loaded).to.include(pathToFileURL(join(BUNDLE_DIR, "vendor-mcp.cjs")).href);
+    expect(loaded).to.not.match(/node_modules\/@modelcontextprotocol\//);
   });
 
   it("gives a plugin that imports `agentd` the daemon's own modules: its tool and route work, one instance", async () => {

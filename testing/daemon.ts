@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { importModule } from "../core/import-module.js";
 import type { Plugin } from "../core/plugin.js";
 import { type Daemon, type DaemonOptions, startDaemon } from "../host/daemon.js";
-import { importModule } from "../host/import-module.js";
 import { builtinSource, type PluginSource } from "../host/plugin-sources.js";
 import type { ServerInfo } from "../host/state.js";
 import { builtinPlugins } from "../plugins/index.js";

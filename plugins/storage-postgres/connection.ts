@@ -53,7 +53,7 @@ export function connectionBroken(err: unknown): boolean {
  */
 /**
  * node-postgres (CommonJS), required only once a store opens a database: the bundled daemon has no `import()` of its
- * own (host/import-module.ts).
+ * own (core/import-module.ts).
  */
 export function loadPg(): typeof import("pg") {
   return createRequire(import.meta.url)("pg") as typeof import("pg");
