@@ -15,7 +15,8 @@
  * ES modules (a plugin's entry) go through `runtime.js`'s own `import()` (core/import-module.ts).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
  * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
- * ajv (required on first use, host/lazy.ts) are pre-bundled into one CommonJS file each beside the bundle. The runtime
+ * ajv (required on first use, host/lazy.ts) and the MCP SDK (imported on a first MCP connection, plugins/mcp/sdk.ts)
+ * are pre-bundled into one CommonJS file each beside the bundle. The runtime
  * sits one level under dist/ like every entry's source, so paths relative to a module two levels up
  * (`../../package.json`) stay right.
  */
