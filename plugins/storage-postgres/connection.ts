@@ -47,11 +47,6 @@ export function connectionBroken(err: unknown): boolean {
 }
 
 /**
- * One connection to the database that runs the store's calls one at a time, in the order they were made (what the
- * SessionStore contract asks: a read sees every write issued before it). The pool of one connection reconnects
- * by itself after the server went away: a call made meanwhile fails, the next one opens a new connection.
- */
-/**
  * node-postgres (CommonJS), required only once a store opens a database: the bundled daemon has no `import()` of its
  * own (core/import-module.ts).
  */
@@ -59,6 +54,11 @@ export function loadPg(): typeof import("pg") {
   return createRequire(import.meta.url)("pg") as typeof import("pg");
 }
 
+/**
+ * One connection to the database that runs the store's calls one at a time, in the order they were made (what the
+ * SessionStore contract asks: a read sees every write issued before it). The pool of one connection reconnects
+ * by itself after the server went away: a call made meanwhile fails, the next one opens a new connection.
+ */
 export class SerialConnection {
   private tail: Promise<unknown> = Promise.resolve();
 
