@@ -10,20 +10,24 @@ export type CodeCacheUse = "accepted" | "rejected" | "none";
 export const codeCacheFile = (file: string) => `${file}.v8-cache`;
 
 /**
- * The scripts loaded in this process, by file, so that {@link writeCodeCaches} can write their caches after a
- * training run. On `globalThis`: the bundle has its own copy of this module (which loads express and the validators)
- * next to the compiled one (which loads the bundle).
+ * The scripts loaded in this process, by file, once {@link recordLoadedScripts} was called (the build's training
+ * run), so that {@link writeCodeCaches} can write their caches after it; a daemon keeps none. On `globalThis`: the
+ * bundle has its own copy of this module (which loads express and the validators) next to the compiled one (which
+ * loads the bundle).
  */
 const registry = globalThis as Record<symbol, Map<string, Script> | undefined>;
 const LOADED = Symbol.for("agentd.code-cache");
-const loaded = registry[LOADED] ?? new Map<string, Script>();
-registry[LOADED] = loaded;
+
+/** From now on, keep each script loaded in this process for {@link writeCodeCaches}. */
+export function recordLoadedScripts(): void {
+  registry[LOADED] ??= new Map();
+}
 
 function compile(file: string, source: string, cachedData?: Buffer): Script {
   // No `import()` inside: node's loader for such scripts is experimental, and lost once V8 takes the code cache. The
   // runtime imports ES modules through core/import-module.ts (checked by scripts/bundle.ts).
   const script = new Script(Module.wrap(source), { filename: file, cachedData });
-  loaded.set(file, script);
+  registry[LOADED]?.set(file, script);
   return script;
 }
 
@@ -36,8 +40,8 @@ function run(script: Script, file: string): unknown {
 }
 
 /**
- * Loads a CommonJS file the build generated beside the bundle (express, the validators: one file each, see
- * scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then neither parses the source nor compiles
+ * Loads a CommonJS file the build generated beside the bundle (the runtime, express, the validators: one file each,
+ * see scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then neither parses the source nor compiles
  * the functions that ran when the cache was made (node 20 has no compile cache of its own). A cache V8 refuses
  * (another node version, other V8 flags: `NODE_OPTIONS`) is ignored and the source compiled, as `require` would.
  * With source maps on, `require` loads it. Throws ENOENT when the file is not there.
@@ -78,10 +82,11 @@ export function writeCodeCache(file: string): void {
 }
 
 /**
- * Writes the code cache of every file loaded so far in this process (the build's training run: a daemon that
- * booted, answered requests and ran a turn, so the caches hold every function that compiled). Returns the files.
+ * Writes the code cache of every file loaded since {@link recordLoadedScripts} (the build's training run: a daemon
+ * that booted, answered requests and ran a turn, so the caches hold every function that compiled). Returns the files.
  */
 export function writeCodeCaches(): string[] {
+  const loaded = registry[LOADED] ?? new Map<string, Script>();
   for (const [file, script] of loaded) writeCache(file, script);
   return [...loaded.keys()];
 }

@@ -11,14 +11,13 @@
  * of ~600 modules (typebox alone is ~270; docs/benchmarks.md, issue 16), and CommonJS because node 20 keeps no
  * compiled code of an ES module: `runtime.js` loads the file through node:vm with the code cache that a training run
  * of the build wrote (host/code-cache.ts, scripts/code-cache-training.ts), so V8 neither parses it nor compiles the
- * functions a start, a first request and a first turn run (docs/benchmarks.md, issue 27). Its dynamic imports of
- * ES modules (a plugin's entry) go through `runtime.js`'s own `import()` (core/import-module.ts).
+ * functions a start, a first request and a first turn run (docs/benchmarks.md, issue 27). Its dynamic imports
+ * (a plugin's entry, the MCP SDK) go through `runtime.js`'s own `import()` (core/import-module.ts).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
  * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
  * ajv (required on first use, host/lazy.ts) and the MCP SDK (imported on a first MCP connection, plugins/mcp/sdk.ts)
- * are pre-bundled into one CommonJS file each beside the bundle. The runtime
- * sits one level under dist/ like every entry's source, so paths relative to a module two levels up
- * (`../../package.json`) stay right.
+ * are pre-bundled into one CommonJS file each beside the bundle. The runtime sits one level under dist/ like every
+ * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +27,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { RouteRegistryToken } from "../core/registries.js";
 import { startDaemon } from "../host/daemon.js";
+import { MCP_SDK_MODULES } from "../plugins/mcp/sdk.js";
 import { validatorsSource } from "./validators.js";
 
 const outdir = new URL("../bundle", import.meta.url).pathname;
@@ -112,15 +112,10 @@ const validatorsFile = join(outdir, "validators-source.cjs");
 }
 // The MCP SDK (the mcp plugin's sdk.ts imports this file on its first connection) with zod and its own Ajv: ~0.5 MiB
 // of source that would otherwise sit in the runtime, in every daemon's memory.
-const MCP = "@modelcontextprotocol/sdk";
 const VENDOR_ENTRIES: Record<string, string> = {
   express: 'module.exports = require("express");',
   ajv: 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };',
-  mcp: `const client = require("${MCP}/client/index.js"), stdio = require("${MCP}/client/stdio.js"),
-  http = require("${MCP}/client/streamableHttp.js"), types = require("${MCP}/types.js");
-module.exports = { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport,
-  getDefaultEnvironment: stdio.getDefaultEnvironment, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-  ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema, McpError: types.McpError };`,
+  mcp: `module.exports = [${MCP_SDK_MODULES.map((m) => `require("${m}")`).join(", ")}];`,
 };
 const vendor = await build({
   entryPoints: {

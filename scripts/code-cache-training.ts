@@ -12,10 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 (await import("../host/v8-flags.js")).setDaemonFlags();
+const { recordLoadedScripts, writeCodeCache, writeCodeCaches } = await import("../host/code-cache.js");
+recordLoadedScripts();
 // The bundle's entries, as a third-party plugin and `agentd serve` load them: one runtime, through runtime.js.
 const { startDaemon } = await import("../bundle/daemon.js");
 const { ApiClient, startFakeProvider } = await import("../bundle/testing.js");
-const { writeCodeCache, writeCodeCaches } = await import("../host/code-cache.js");
 
 const home = mkdtempSync(join(tmpdir(), "agentd-training-"));
 const fake = await startFakeProvider();

@@ -46,7 +46,8 @@ describe("V8 code cache of the pre-bundled CommonJS files (host/code-cache.ts)",
       return file;
     });
     // A run that loads both and calls a function of each, then writes what it loaded (the build's training run).
-    const script = `const { loadWithCodeCache, writeCodeCaches } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+    const script = `const { loadWithCodeCache, recordLoadedScripts, writeCodeCaches } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+recordLoadedScripts();
 for (const f of ${JSON.stringify(files)}) loadWithCodeCache(f).exports.f();
 console.log(JSON.stringify(writeCodeCaches()));`;
     expect(JSON.parse(nodeWithoutOptions(script))).to.deep.equal(files);

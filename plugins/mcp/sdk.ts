@@ -17,20 +17,22 @@ export interface McpSdk {
 let loading: Promise<McpSdk> | undefined;
 let loaded: McpSdk | undefined;
 
-/** The SDK from node_modules (the compiled modules; a build without `vendor-mcp.cjs`). */
-async function fromNodeModules(): Promise<McpSdk> {
-  const [client, stdio, http, types] = await Promise.all([
-    importModule<typeof import("@modelcontextprotocol/sdk/client/index.js")>(
-      "@modelcontextprotocol/sdk/client/index.js",
-    ),
-    importModule<typeof import("@modelcontextprotocol/sdk/client/stdio.js")>(
-      "@modelcontextprotocol/sdk/client/stdio.js",
-    ),
-    importModule<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")>(
-      "@modelcontextprotocol/sdk/client/streamableHttp.js",
-    ),
-    importModule<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js"),
-  ]);
+/** The SDK's modules the client uses, in the order {@link fromModules} takes them (vendor-mcp.cjs holds the same). */
+export const MCP_SDK_MODULES = [
+  "@modelcontextprotocol/sdk/client/index.js",
+  "@modelcontextprotocol/sdk/client/stdio.js",
+  "@modelcontextprotocol/sdk/client/streamableHttp.js",
+  "@modelcontextprotocol/sdk/types.js",
+] as const;
+
+type SdkModules = [
+  typeof import("@modelcontextprotocol/sdk/client/index.js"),
+  typeof import("@modelcontextprotocol/sdk/client/stdio.js"),
+  typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  typeof import("@modelcontextprotocol/sdk/types.js"),
+];
+
+function fromModules([client, stdio, http, types]: SdkModules): McpSdk {
   return {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,
@@ -43,23 +45,23 @@ async function fromNodeModules(): Promise<McpSdk> {
 
 /**
  * The SDK (with its schema libraries, zod and Ajv, the heaviest dependency of the daemon) is loaded when the first
- * MCP server connects, not at boot: most daemons have none configured. The build bundles it into one file beside the
- * daemon's runtime (`dist/bundle/vendor-mcp.cjs`, scripts/bundle.ts), outside the runtime: its source would otherwise
- * stay in every daemon's memory (~0.5 MiB). The compiled modules have no such file beside them and import it from
- * node_modules.
+ * MCP server connects, not at boot: most daemons have none configured. The build bundles its modules into one file
+ * beside the daemon's runtime (`dist/bundle/vendor-mcp.cjs`, an array of MCP_SDK_MODULES; scripts/bundle.ts),
+ * outside the runtime: its source would otherwise stay in every daemon's memory (~0.5 MiB). The compiled modules
+ * have no such file beside them and import the modules from node_modules.
  */
 export function loadMcpSdk(): Promise<McpSdk> {
-  loading ??= importModule<{ default: McpSdk }>(new URL("./vendor-mcp.cjs", import.meta.url).href)
+  loading ??= importModule<{ default: SdkModules }>(new URL("./vendor-mcp.cjs", import.meta.url).href)
     .then(
       (m) => m.default,
       (err: NodeJS.ErrnoException) => {
         if (err.code !== "ERR_MODULE_NOT_FOUND") throw err;
-        return fromNodeModules();
+        return Promise.all(MCP_SDK_MODULES.map((m) => importModule(m))) as Promise<SdkModules>;
       },
     )
-    .then((sdk) => {
-      loaded = sdk;
-      return sdk;
+    .then((modules) => {
+      loaded = fromModules(modules);
+      return loaded;
     });
   return loading;
 }
