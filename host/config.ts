@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
@@ -86,10 +85,6 @@ export interface LoadedConfig {
 }
 
 export class ConfigError extends Error {}
-
-export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(explicit ?? env.AGENTD_HOME ?? join(homedir(), ".agentd"));
-}
 
 const SEARCH_PLACES = ["config.json", "config.yaml", "config.yml", "config.mjs", "config.js", "config.cjs"];
 

@@ -8,7 +8,7 @@ import { SandboxToken } from "../core/sandbox.js";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionEventLogToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
-import { DEFAULT_PORT, type LoadedConfig, loadConfig, resolveHome } from "./config.js";
+import { DEFAULT_PORT, type LoadedConfig, loadConfig } from "./config.js";
 import { ServiceContainer } from "./container.js";
 import { pluginSources, startProjectPlugins, storageChoice } from "./daemon-plugins.js";
 import { createRegistries, provideHostServices } from "./host-services.js";
@@ -30,6 +30,7 @@ import {
   pidAlive,
   readServerInfo,
   removeServerInfo,
+  resolveHome,
   type ServerInfo,
   writeServerInfo,
 } from "./state.js";

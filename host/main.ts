@@ -2,15 +2,25 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import Module from "node:module";
 import { join } from "node:path";
-import { Command, InvalidArgumentError } from "commander";
 import type { Daemon } from "./daemon.js";
-import { pidAlive, readServerInfo, rotateToken, type ServerInfo, serverFile } from "./state.js";
+import { vendored } from "./lazy.js";
+import { pidAlive, readServerInfo, resolveHome, rotateToken, type ServerInfo, serverFile } from "./state.js";
 
 // Node 22.1 and later keep V8's compiled code of the modules node loads from here on (the clients, the bundle's entry
 // modules) in a cache on disk (NODE_COMPILE_CACHE, else the temporary directory): a later start skips compiling them.
 // The daemon's runtime has a code cache of its own, written by the build (scripts/bundle.ts; node 20 has no compile
 // cache).
 (Module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+
+// commander: the build's copy with its code cache (dist/bundle/vendor-commander.cjs, made without the daemon's V8
+// flags, which `serve` sets only later), else required from node_modules. Not imported: an import goes through node's
+// translation of CommonJS for ES modules, which parses commander's source once more for the names it exports. Each
+// command starts ~15 ms sooner on node 20 (docs/benchmarks.md, issue 27).
+const { Command, InvalidArgumentError } = vendored(
+  "commander",
+  () => Module.createRequire(import.meta.url)("commander") as typeof import("commander"),
+  new URL("../bundle/", import.meta.url),
+);
 
 // The daemon's modules load only for `serve`: the clients' commands start without them.
 const VERSION: string = (
@@ -96,7 +106,6 @@ async function serve(opts: { host?: string; port?: number; home?: string }): Pro
 }
 
 async function status(opts: { home?: string; json?: boolean }): Promise<void> {
-  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   const alive = info ? await verifiedDaemon(info) : false;
@@ -115,7 +124,6 @@ async function status(opts: { home?: string; json?: boolean }): Promise<void> {
 }
 
 async function stop(opts: { home?: string; timeout: number }): Promise<void> {
-  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   if (!info || !(await verifiedDaemon(info))) {
@@ -136,7 +144,6 @@ async function stop(opts: { home?: string; timeout: number }): Promise<void> {
 }
 
 async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
-  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   if (opts.rotate) {
     rotateToken(home);
@@ -156,7 +163,6 @@ async function token(opts: { home?: string; rotate?: boolean }): Promise<void> {
 
 /** Prints a one-time sign-in link to the running daemon's web UI and opens it in the default browser. */
 async function open(opts: { home?: string; print?: boolean }): Promise<void> {
-  const { resolveHome } = await import("./config.js");
   const home = resolveHome(opts.home);
   const info = readServerInfo(home);
   if (!info || !(await verifiedDaemon(info))) {
@@ -223,7 +229,7 @@ program
 // Plugin management: the implementation is imported on use, so daemon start-up never loads it.
 const pluginCmd = program.command("plugin").description("install, list, remove and scaffold third-party plugins");
 const pluginCli = () => import("./plugin-cli/index.js");
-const pluginHome = async () => (await import("./config.js")).resolveHome(program.opts().home);
+const pluginHome = async () => resolveHome(program.opts().home);
 pluginCmd
   .command("add <spec>")
   .description("install an npm package or a folder into <home>/plugins and enable it")

@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, type Dirent, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import { writePrivateFile } from "../core/files.js";
+
+/** The daemon home: `--home`, else $AGENTD_HOME, else ~/.agentd. */
+export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(explicit ?? env.AGENTD_HOME ?? join(homedir(), ".agentd"));
+}
 
 /** What `server.json` holds: how local clients find and authenticate to the running daemon. */
 export interface ServerInfo {

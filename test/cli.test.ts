@@ -9,10 +9,14 @@ import { makeTempHome, spawnDaemon } from "../testing/daemon.js";
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 
-async function cli(home: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  home: string,
+  ...args: [...string[], string | Record<string, string>]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = typeof args.at(-1) === "object" ? (args.pop() as Record<string, string>) : {};
   try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...args], {
-      env: { PATH: process.env.PATH },
+    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...(args as string[])], {
+      env: { PATH: process.env.PATH, ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -82,6 +86,18 @@ describe("CLI and process lifecycle", () => {
     const bad = await cli(home, "serve", "--port", "99999");
     expect(bad.code).to.not.equal(0);
     expect(bad.stderr).to.match(/port/);
+  });
+
+  it("status, token and stop start without the daemon's modules or its config's schemas", async () => {
+    // Node's module loaders say what they load (stderr).
+    const debug = { NODE_DEBUG: "module,esm" };
+    const results = [await cli(home, "status", debug), await cli(home, "token", debug), await cli(home, "stop", debug)];
+    expect(results.map((r) => r.code)).to.deep.equal([3, 1, 0]);
+    expect(results[0]?.stdout).to.include("not running");
+    for (const r of results) {
+      expect(r.stderr).to.include("host/state.js");
+      expect(r.stderr).to.not.match(/host\/config\.js|host\/daemon\.js|bundle\/runtime|@sinclair\/typebox/);
+    }
   });
 
   it("never writes the token or the API key to the log", async () => {
