@@ -12,13 +12,12 @@ export type ExpressModule = typeof import("express");
 /**
  * A CommonJS dependency tree the build pre-bundled into one file next to the daemon's bundle (`vendor-<name>.cjs`,
  * scripts/bundle.ts): one file to read and compile instead of dozens of modules to resolve, stat and load (express
- * is ~50), loaded with the V8 code cache the build wrote for it (host/code-cache.ts). Looked up in `dir`, by default
- * beside this module: the compiled modules (a bare tsc, the tests) have no such file beside them and load from
- * node_modules.
+ * is ~50), loaded with the V8 code cache the build wrote for it (host/code-cache.ts). The compiled modules (a bare
+ * tsc, the tests) have no such file beside them and load from node_modules.
  */
-export function vendored<T>(name: string, fromNodeModules: () => T, dir = new URL("./", import.meta.url)): T {
+function vendored<T>(name: string, fromNodeModules: () => T): T {
   try {
-    return loadWithCodeCache(fileURLToPath(new URL(`vendor-${name}.cjs`, dir))).exports as T;
+    return loadWithCodeCache(fileURLToPath(new URL(`./vendor-${name}.cjs`, import.meta.url))).exports as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     return fromNodeModules();

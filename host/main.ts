@@ -3,7 +3,6 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import Module from "node:module";
 import { join } from "node:path";
 import type { Daemon } from "./daemon.js";
-import { vendored } from "./lazy.js";
 import { pidAlive, readServerInfo, resolveHome, rotateToken, type ServerInfo, serverFile } from "./state.js";
 
 // Node 22.1 and later keep V8's compiled code of the modules node loads from here on (the clients, the bundle's entry
@@ -12,15 +11,13 @@ import { pidAlive, readServerInfo, resolveHome, rotateToken, type ServerInfo, se
 // cache).
 (Module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
-// commander: the build's copy with its code cache (dist/bundle/vendor-commander.cjs, made without the daemon's V8
-// flags, which `serve` sets only later), else required from node_modules. Not imported: an import goes through node's
-// translation of CommonJS for ES modules, which parses commander's source once more for the names it exports. Each
-// command starts ~15 ms sooner on node 20 (docs/benchmarks.md, issue 27).
-const { Command, InvalidArgumentError } = vendored(
+// commander is CommonJS: required, not imported. An import goes through node's translation of CommonJS for ES
+// modules, which parses commander's source once more for the names it exports: ~10 ms of every command's start.
+// (Its own pre-bundled file with a code cache, as express has, was ~5 ms faster still but held 1.2 MiB more of the
+// daemon's idle RSS: docs/benchmarks.md, issue 27.)
+const { Command, InvalidArgumentError } = Module.createRequire(import.meta.url)(
   "commander",
-  () => Module.createRequire(import.meta.url)("commander") as typeof import("commander"),
-  new URL("../bundle/", import.meta.url),
-);
+) as typeof import("commander");
 
 // The daemon's modules load only for `serve`: the clients' commands start without them.
 const VERSION: string = (

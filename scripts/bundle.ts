@@ -26,7 +26,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { RouteRegistryToken } from "../core/registries.js";
-import { writeCodeCache } from "../host/code-cache.js";
 import { startDaemon } from "../host/daemon.js";
 import { MCP_SDK_MODULES } from "../plugins/mcp/sdk.js";
 import { validatorsSource } from "./validators.js";
@@ -113,9 +112,7 @@ const validatorsFile = join(outdir, "validators-source.cjs");
 }
 // The MCP SDK (the mcp plugin's sdk.ts imports this file on its first connection) with zod and its own Ajv: ~0.5 MiB
 // of source that would otherwise sit in the runtime, in every daemon's memory.
-// commander: for the CLI (host/main.ts), which is not part of the runtime.
 const VENDOR_ENTRIES: Record<string, string> = {
-  commander: 'module.exports = require("commander");',
   express: 'module.exports = require("express");',
   ajv: 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };',
   mcp: `module.exports = [${MCP_SDK_MODULES.map((m) => `require("${m}")`).join(", ")}];`,
@@ -197,14 +194,10 @@ for (const f of readdirSync(outdir)) if (!f.endsWith(".d.ts") && !written.has(f)
 // in a node that set the daemon's V8 flags first, as `agentd serve` does: V8 takes a cache only under the flags it
 // was made with.
 // vendor-mcp.cjs has none: the mcp plugin imports it through node's loader, on a daemon's first MCP connection.
-// vendor-commander.cjs is loaded by every command before `serve` sets those flags: its cache is made here, in this
-// node without them.
-const COMMANDER = join(outdir, "vendor-commander.cjs");
 const vendorFiles = Object.keys(vendor.metafile.outputs)
   .map((f) => join(outdir, f.split("/").pop() as string))
-  .filter((f) => f.endsWith(".cjs") && !f.endsWith("vendor-mcp.cjs") && f !== COMMANDER);
+  .filter((f) => f.endsWith(".cjs") && !f.endsWith("vendor-mcp.cjs"));
 execFileSync(process.execPath, [new URL("./code-cache-training.js", import.meta.url).pathname, ...vendorFiles], {
   stdio: "inherit",
 });
-writeCodeCache(COMMANDER);
 console.log(`wrote ${outdir}`);

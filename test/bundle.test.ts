@@ -11,7 +11,6 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUNDLER = fileURLToPath(new URL("../scripts/bundle.js", import.meta.url));
 const BUNDLE_DIR = fileURLToPath(new URL("../bundle/", import.meta.url));
 const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.js", import.meta.url));
-const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 
 /**
  * A third-party plugin in its own folder: `agentd` is its dependency (node_modules/agentd links to this package, as
@@ -155,14 +154,6 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     const loaded = daemon?.stderr() ?? "";
     expect(loaded).to.include(pathToFileURL(join(BUNDLE_DIR, "vendor-mcp.cjs")).href);
     expect(loaded).to.not.match(/node_modules\/@modelcontextprotocol\//);
-  });
-
-  it("gives the CLI commander from its one-file bundle beside the runtime (vendor-commander.cjs), not node_modules", async () => {
-    const env = { PATH: process.env.PATH ?? "", NODE_DEBUG: "module" };
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [MAIN, "--version"], { env });
-    expect(stdout.trim()).to.match(/^\d+\.\d+\.\d+/);
-    expect(stderr).to.include("MODULE");
-    expect(stderr).to.not.match(/node_modules\/commander\//);
   });
 
   it("gives a plugin that imports `agentd` the daemon's own modules: its tool and route work, one instance", async () => {

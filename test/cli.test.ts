@@ -88,7 +88,7 @@ describe("CLI and process lifecycle", () => {
     expect(bad.stderr).to.match(/port/);
   });
 
-  it("status, token and stop start without the daemon's modules or its config's schemas", async () => {
+  it("status, token and stop start without the daemon's modules or its config's schemas, commander required", async () => {
     // Node's module loaders say what they load (stderr).
     const debug = { NODE_DEBUG: "module,esm" };
     const results = [await cli(home, "status", debug), await cli(home, "token", debug), await cli(home, "stop", debug)];
@@ -97,6 +97,9 @@ describe("CLI and process lifecycle", () => {
     for (const r of results) {
       expect(r.stderr).to.include("host/state.js");
       expect(r.stderr).to.not.match(/host\/config\.js|host\/daemon\.js|bundle\/runtime|@sinclair\/typebox/);
+      // commander (CommonJS) is required, not translated for the ES module loader.
+      expect(r.stderr).to.include("node_modules/commander/index.js");
+      expect(r.stderr).to.not.match(/ESM.*node_modules\/commander/);
     }
   });
 

@@ -59,7 +59,7 @@ console.log(JSON.stringify(writeCodeCaches()));`;
 
   it("the build's caches are accepted by a node that set the daemon's V8 flags, as `agentd serve` does", () => {
     const files = readdirSync(BUNDLE_DIR)
-      .filter((f) => f.endsWith(".cjs.v8-cache") && f !== "vendor-commander.cjs.v8-cache")
+      .filter((f) => f.endsWith(".cjs.v8-cache"))
       .map((f) => join(BUNDLE_DIR, f.slice(0, -".v8-cache".length)));
     expect(files.map((f) => f.slice(BUNDLE_DIR.length))).to.include.members([
       "runtime.cjs",
@@ -68,11 +68,6 @@ console.log(JSON.stringify(writeCodeCaches()));`;
       "vendor-validators.cjs",
     ]);
     expect(loadInChild(files, true).map((r) => r.cache)).to.deep.equal(files.map(() => "accepted"));
-  });
-
-  it("commander's cache is accepted by a node without them: every command loads it before `serve` sets them", () => {
-    const file = join(BUNDLE_DIR, "vendor-commander.cjs");
-    expect(loadInChild([file], false).map((r) => r.cache)).to.deep.equal(["accepted"]);
   });
 
   it("the runtime's cache comes from a training run: it holds far more than the code of loading the runtime", () => {
