@@ -9,13 +9,15 @@ import { makeTempHome, spawnDaemon } from "../testing/daemon.js";
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
 
-async function cli(
+const cli = (home: string, ...args: string[]) => cliWith({}, home, ...args);
+
+async function cliWith(
+  env: Record<string, string>,
   home: string,
-  ...args: [...string[], string | Record<string, string>]
+  ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = typeof args.at(-1) === "object" ? (args.pop() as Record<string, string>) : {};
   try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...(args as string[])], {
+    const { stdout, stderr } = await run(process.execPath, [MAIN, "--home", home, ...args], {
       env: { PATH: process.env.PATH, ...env },
     });
     return { code: 0, stdout, stderr };
@@ -91,7 +93,11 @@ describe("CLI and process lifecycle", () => {
   it("status, token and stop start without the daemon's modules or its config's schemas, commander required", async () => {
     // Node's module loaders say what they load (stderr).
     const debug = { NODE_DEBUG: "module,esm" };
-    const results = [await cli(home, "status", debug), await cli(home, "token", debug), await cli(home, "stop", debug)];
+    const results = [
+      await cliWith(debug, home, "status"),
+      await cliWith(debug, home, "token"),
+      await cliWith(debug, home, "stop"),
+    ];
     expect(results.map((r) => r.code)).to.deep.equal([3, 1, 0]);
     expect(results[0]?.stdout).to.include("not running");
     for (const r of results) {
