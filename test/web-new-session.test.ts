@@ -10,6 +10,24 @@ import { makeTempHome, startTestDaemon, type TestDaemon } from "./support/daemon
 import { type FakeProvider, fail, startFakeProvider, text, tools } from "./support/fake-provider.js";
 
 /**
+ * Clicks `button` and presses Esc within one task and its microtasks: what it opens is drawn, but no frame has been
+ * painted yet (a listener added by an effect that waits for the next frame would miss the key). Whether `opened`
+ * was drawn before the Esc.
+ */
+function openAndEscBeforeNextFrame(page: Page, button: string, opened: string): Promise<boolean> {
+  return page.evaluate(
+    async ([button, opened]) => {
+      document.querySelector<HTMLButtonElement>(button)?.click();
+      for (let i = 0; i < 3; i++) await Promise.resolve();
+      const shown = document.querySelector(opened) !== null;
+      document.activeElement?.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+      return shown;
+    },
+    [button, opened] as const,
+  );
+}
+
+/**
  * Starting work where the project is: a typed directory is the one used (checked first), the picker browses outside
  * the home directory, the drawer at phone width gets out of the way, the model is picked from the provider's list,
  * and a failed turn's error survives a reload. The daemon's home directory is not where the projects are.
@@ -140,15 +158,7 @@ describe("web UI: new session, directory picker, drawer and model picker (headle
     const id = await d.createSession({ cwd: projects });
     await page.goto(`${d.baseUrl}/#/s/${id}`);
     await page.getByRole("textbox", { name: "Message" }).waitFor();
-    // Open and press Esc within one task and its microtasks: the list is drawn, but no frame has been painted yet.
-    const drawn = await page.evaluate(async () => {
-      document.querySelector<HTMLButtonElement>(".model-btn")?.click();
-      await Promise.resolve();
-      await Promise.resolve();
-      const shown = document.querySelector(".model-list") !== null;
-      document.activeElement?.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
-      return shown;
-    });
+    const drawn = await openAndEscBeforeNextFrame(page, ".model-btn", ".model-list");
     expect(drawn, "the list was drawn before Esc").to.equal(true);
     await page.getByRole("listbox", { name: "Models" }).waitFor({ state: "hidden" });
     expect(await page.getByRole("button", { name: /fake-model/ }).getAttribute("aria-expanded")).to.equal("false");
@@ -266,6 +276,14 @@ describe("web UI: new session, directory picker, drawer and model picker (headle
       await page.getByRole("button", { name: "Settings" }).click();
       expect(await drawerOpen()).to.equal(0);
       await page.getByRole("form", { name: "Provider" }).waitFor();
+    });
+
+    it("Esc closes the drawer when pressed before the next frame after it opened", async () => {
+      await menu().waitFor();
+      const drawn = await openAndEscBeforeNextFrame(page, "button.menu", "nav.sidebar.open");
+      expect(drawn, "the drawer was drawn before Esc").to.equal(true);
+      await page.locator("nav.sidebar.open").waitFor({ state: "detached" });
+      expect(await menu().getAttribute("aria-expanded")).to.equal("false");
     });
   });
 });

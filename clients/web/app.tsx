@@ -131,16 +131,19 @@ function SessionView({ id }: { id: string }) {
   );
 }
 
-/** The session drawer (phone width): Esc or a tap on the backdrop closes it. */
+/**
+ * The session drawer (phone width): Esc or a tap on the backdrop closes it. The listener stays for the page's life
+ * and reads the signal when a key comes: a signal effect re-runs only at the next animation frame, so an Esc
+ * pressed right after the drawer opened would find no listener yet.
+ */
 function useDrawerKeys() {
-  useSignalEffect(() => {
-    if (!sidebarOpen.value) return;
+  useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") sidebarOpen.value = false;
+      if (e.key === "Escape" && sidebarOpen.peek()) sidebarOpen.value = false;
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  });
+  }, []);
 }
 
 export function App() {
