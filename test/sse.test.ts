@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { EventSource } from "eventsource";
 import type { SessionEvent } from "../core/events.js";
@@ -25,7 +27,14 @@ describe("SSE event streams", () => {
     d = await startTestDaemon({ config: { server: { sseQueueBytes: 65536 } } });
     id = await d.createSession();
   });
-  afterEach(async () => d.cleanup());
+  afterEach(async function () {
+    // A failure here may be events lost on their way (e.g. a write the store refused): what the daemon logged says.
+    if (this.currentTest?.state === "failed") {
+      const log = join(d.home, "agentd.log");
+      if (existsSync(log)) process.stderr.write(`the daemon's log:\n${readFileSync(log, "utf8").slice(-8000)}\n`);
+    }
+    await d.cleanup();
+  });
 
   it("starts with a status frame, then live events with their seq as SSE id", async () => {
     const c = await d.sse(`/sessions/${id}/events`);

@@ -84,12 +84,41 @@ export class SseClient {
         reject,
         timer: setTimeout(() => {
           this.waiters.delete(w);
-          const seen = this.frames.map((f) => f.json?.type ?? f.data).join(",");
-          reject(new Error(`SSE: no matching frame within ${timeoutMs} ms on ${this.url}; saw [${seen}]`));
+          reject(new Error(`SSE: no matching frame within ${timeoutMs} ms on ${this.url}; saw ${this.summary()}`));
         }, timeoutMs),
       };
       this.waiters.add(w);
     });
+  }
+
+  /**
+   * What was received, short enough for a failure message however many frames came: the types in order, repeats
+   * counted (`[status,token×500,end]`), and the ids' range with where they skip or go back.
+   */
+  summary(): string {
+    const runs: string[] = [];
+    let last: string | undefined;
+    let count = 0;
+    const flush = () => last !== undefined && runs.push(count > 1 ? `${last}×${count}` : last);
+    for (const f of this.frames) {
+      const type = String(f.json?.type ?? f.data);
+      if (type === last) count++;
+      else {
+        flush();
+        last = type;
+        count = 1;
+      }
+    }
+    flush();
+    const ids = this.frames.filter((f) => f.id !== undefined).map((f) => Number(f.id));
+    const breaks: string[] = [];
+    for (let i = 1; i < ids.length; i++) {
+      if (ids[i] !== (ids[i - 1] as number) + 1) breaks.push(`${ids[i - 1]}→${ids[i]}`);
+    }
+    const shown = runs.length > 40 ? [...runs.slice(0, 20), "…", ...runs.slice(-20)] : runs;
+    const range = ids.length > 0 ? `; ids ${ids[0]}..${ids.at(-1)}` : "";
+    const skips = breaks.length > 0 ? `, not consecutive at ${breaks.slice(0, 10).join(" ")}` : "";
+    return `[${shown.join(",")}] (${this.frames.length} frames${range}${skips})`;
   }
 
   /** Waits for an event of `type` (optionally after index `from`). */
