@@ -20,6 +20,8 @@ const MAX_CHANNELS = 2000;
 /** Writes that found the database away are tried again after this long, doubling up to the maximum. */
 const RETRY_WRITE_MS = 100;
 const MAX_RETRY_WRITE_MS = 2000;
+/** Events per appending statement (a slice of what one session queued while the last write was out). */
+const MAX_APPEND = 1000;
 
 /**
  * The event log of a daemon in a team: several daemons on one database (a store with `sharedEvents`). Nothing is
@@ -30,7 +32,7 @@ const MAX_RETRY_WRITE_MS = 2000;
  * coalesced one is made up by the next, and after the listener was away every followed log is read again.
  *
  * Writes go out one at a time: what is published while one is in flight goes out, all together, right after it
- * (one round trip per batch however fast deltas come).
+ * (one round trip per batch however fast deltas come, in slices of at most MAX_APPEND events).
  */
 export class SharedEventLog implements EventLog {
   private readonly channels = new Map<string, Channel>();
@@ -229,10 +231,24 @@ export class SharedEventLog implements EventLog {
   }
 
   /**
-   * One append; its events are handed out (and put on the bus) once stored. Never rejects: resolves to true when the
-   * database was unavailable and the events were put back at the head of the queue, to be written again.
+   * One session's (or the feed's) pending events, appended in slices of at most MAX_APPEND: the connection runs one
+   * statement at a time, and a read made meanwhile (a client's replay, a session's load) waits for one slice, never
+   * for everything a fast stream queued while the last write was out. Each slice is handed out (and put on the bus)
+   * once stored. Never rejects: resolves to true when the database was unavailable and the slice and those after it
+   * were put back at the head of the queue, to be written again.
    */
   private async append(sessionId: string | null, events: Outgoing[]): Promise<boolean> {
+    for (let i = 0; i < events.length; i += MAX_APPEND) {
+      if (await this.appendSlice(sessionId, events.slice(i, i + MAX_APPEND))) {
+        this.requeue(sessionId, events.slice(i));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Appends one slice and hands it out; true when the database was unavailable (the caller puts it back). */
+  private async appendSlice(sessionId: string | null, events: Outgoing[]): Promise<boolean> {
     const ch = sessionId === null ? this.feed : this.channel(sessionId);
     ch.inflight++;
     let first: number | undefined;
@@ -241,8 +257,7 @@ export class SharedEventLog implements EventLog {
       first = await this.shared.append(sessionId, events);
     } catch (err) {
       again = err instanceof ApiError && err.status === 503 && !this.closing;
-      if (again) this.requeue(sessionId, events);
-      else this.log.error({ err, sessionId, count: events.length }, "could not persist events");
+      if (!again) this.log.error({ err, sessionId, count: events.length }, "could not persist events");
     } finally {
       ch.inflight--;
     }

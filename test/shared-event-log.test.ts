@@ -28,11 +28,17 @@ class Doorbell {
 }
 
 /** What a database gives the log, over one SQLite store: numbers in the append, the doorbell after it. */
-function sharedOver(store: SqliteSessionStore, bell: Doorbell, index: number, db = { down: false }): SharedEvents {
+function sharedOver(
+  store: SqliteSessionStore,
+  bell: Doorbell,
+  index: number,
+  db: { down: boolean; appends?: number[] } = { down: false },
+): SharedEvents {
   return {
     async append(sessionId, events) {
       await nextTurn();
       if (db.down) throw new ApiError(503, "the database is away");
+      db.appends?.push(events.length);
       if (sessionId === null) {
         const base = store.feedSeq();
         events.forEach((e, i) => {
@@ -69,7 +75,7 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
   let a: SharedEventLog;
   let b: SharedEventLog;
   let frames: { a: Array<[number, string]>; b: Array<[number, string]> };
-  let db: { down: boolean };
+  let db: { down: boolean; appends?: number[] };
   const notice = (message: string) => ({ type: "notice", message }) as SessionEvent;
   /** Resolves once `who`'s subscriber has `n` frames (they arrive on later turns of the event loop). */
   const until = async (who: "a" | "b", n: number) => {
@@ -174,5 +180,34 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
     const texts = types.filter((t) => t.type === "token").map((t) => Number(t.text?.slice(1)));
     expect(texts).to.deep.equal([...texts].sort((x, y) => x - y));
     expect(texts[0]).to.be.greaterThan(1000);
+  });
+
+  it("appends a long queue in slices of at most 1,000 events: a read made meanwhile waits for one slice, not all", async () => {
+    db.appends = [];
+    for (let i = 0; i < 2500; i++) a.publish("s", notice(`n${i}`));
+    await a.durable();
+    expect(db.appends).to.deep.equal([1000, 1000, 500]);
+    expect(frames.a.map(([seq]) => seq)).to.deep.equal(Array.from({ length: 2500 }, (_, i) => i + 1));
+    expect(frames.a.map(([, j]) => JSON.parse(j).message)).to.deep.equal(
+      Array.from({ length: 2500 }, (_, i) => `n${i}`),
+    );
+  });
+
+  it("a slice that finds the database away goes back with the slices after it, and all are stored once, in order", async () => {
+    db.appends = [];
+    for (let i = 0; i < 2500; i++) a.publish("s", notice(`n${i}`));
+    // The first slice is stored; the database goes away before the second.
+    while (db.appends.length < 1) await nextTurn();
+    db.down = true;
+    await a.durable();
+    expect(frames.a).to.have.length(1000);
+    db.down = false;
+    await until("a", 2500);
+    await a.durable();
+    expect(frames.a.map(([seq]) => seq)).to.deep.equal(Array.from({ length: 2500 }, (_, i) => i + 1));
+    expect(frames.a.map(([, j]) => JSON.parse(j).message)).to.deep.equal(
+      Array.from({ length: 2500 }, (_, i) => `n${i}`),
+    );
+    expect(store.readEvents("s", 0, 5000)).to.have.length(2500);
   });
 });

@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
 import { expect } from "chai";
 import pg from "pg";
-import { EventBusToken } from "../core/index.js";
+import { EventBusToken, type SessionEvent } from "../core/index.js";
+import { SessionEventLogToken } from "../core/sessions.js";
 import { redactUrl } from "../plugins/storage-postgres/connection.js";
 import { migratePg, PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../plugins/storage-postgres/migrations.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
@@ -125,6 +126,34 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
           [id],
         );
         expect(rows.map((r) => r.role)).to.deep.equal(["user", "assistant"]);
+      } finally {
+        await d.cleanup();
+      }
+    });
+
+    it("answers a replay while a long queue of events is stored: the read waits for one slice, not the whole queue", async () => {
+      const url = await fx.cluster.createDatabase();
+      const d = await startTestDaemon({ env: { AGENTD_DATABASE_URL: url } });
+      try {
+        const id = await d.createSession();
+        const log = d.daemon.services.get(SessionEventLogToken);
+        const before = log.currentSeq(id);
+        // 20,000 deltas queued at once: what a stream faster than the database queues while a write is out.
+        for (let i = 0; i < 20_000; i++) log.publish(id, { type: "token", text: `t${i}` } as SessionEvent);
+        let allStored = false;
+        const stored = log.durable().then(() => {
+          allStored = true;
+        });
+        // A client asks for a replay as soon as the first of them are stored.
+        const replayed = new Promise<{ rows: number; allStored: boolean }>((resolve, reject) => {
+          const sub = log.subscribe(id, () => {
+            sub.dispose();
+            log.replay(id, 0, 100).then((rows) => resolve({ rows: rows.length, allStored }), reject);
+          });
+        });
+        expect(await replayed).to.deep.equal({ rows: 100, allStored: false });
+        await stored;
+        expect(log.currentSeq(id)).to.equal(before + 20_000);
       } finally {
         await d.cleanup();
       }
