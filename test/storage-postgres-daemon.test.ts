@@ -137,6 +137,7 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       try {
         const id = await d.createSession();
         const log = d.daemon.services.get(SessionEventLogToken);
+        await log.durable();
         const before = log.currentSeq(id);
         // 20,000 deltas queued at once: what a stream faster than the database queues while a write is out.
         for (let i = 0; i < 20_000; i++) log.publish(id, { type: "token", text: `t${i}` } as SessionEvent);
@@ -146,9 +147,10 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         });
         // A client asks for a replay as soon as the first of them are stored.
         const replayed = new Promise<{ rows: number; allStored: boolean }>((resolve, reject) => {
-          const sub = log.subscribe(id, () => {
+          const sub = log.subscribe(id, (seq) => {
+            if (seq <= before) return;
             sub.dispose();
-            log.replay(id, 0, 100).then((rows) => resolve({ rows: rows.length, allStored }), reject);
+            log.replay(id, before, 100).then((rows) => resolve({ rows: rows.length, allStored }), reject);
           });
         });
         expect(await replayed).to.deep.equal({ rows: 100, allStored: false });
