@@ -182,7 +182,7 @@ describe("SharedEventLog: the doorbell is a hint, the rows are the truth", () =>
     expect(texts[0]).to.be.greaterThan(1000);
   });
 
-  it("appends a long queue in slices of at most 1,000 events: a read made meanwhile waits for one slice, not all", async () => {
+  it("appends a long queue in slices of at most 1,000 events, numbered in the order they were published", async () => {
     db.appends = [];
     for (let i = 0; i < 2500; i++) a.publish("s", notice(`n${i}`));
     await a.durable();
