@@ -255,6 +255,8 @@ describe("web UI: new session, directory picker, drawer and model picker (headle
     it("the drawer closes for the form it opens, on Esc and on a tap outside", async () => {
       await menu().click();
       await page.locator("nav.sidebar.open").waitFor();
+      // The drawer slides in: the picture is taken once it is in place, as a user sees it.
+      await page.locator("nav.sidebar.open").evaluate((el) => Promise.all(el.getAnimations().map((a) => a.finished)));
       await page.screenshot({ path: join(SHOTS, "phone-drawer.png") });
       await page.getByRole("navigation", { name: "Sessions" }).getByRole("button", { name: "New session" }).click();
       expect(await drawerOpen()).to.equal(0);
