@@ -35,6 +35,8 @@ async function seedSqlite(count: number, cwd: string): Promise<ScaleStore> {
     store.batch(() => {
       for (let i = 0; i < count; i++) store.createSession(seedRecord(i, count, cwd));
     });
+    // As a daemon that created them one by one leaves its indexes: merged between the writes.
+    await store.indexMerged();
   } finally {
     await bd.cleanup();
   }

@@ -256,6 +256,38 @@ describe("sandbox: fails closed", function () {
     }
   });
 
+  it("runs its self-check after the start, not during it, and reports the outcome without any command", async () => {
+    // bwrap behind a wrapper that waits for the test's word: a probe spawned during the start is still this
+    // daemon's child when it is ready.
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentd-sbx-wrap-")));
+    const release = join(dir, "release");
+    const wrapper = join(dir, "bwrap");
+    const bwrap = execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim();
+    writeFileSync(wrapper, `#!/bin/sh\nwhile [ ! -e '${release}' ]; do sleep 0.01; done\nexec '${bwrap}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const w = await world({ env: { AGENTD_BWRAP: wrapper } });
+    try {
+      const pid = w.daemon.child.pid as number;
+      const probes = () =>
+        readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+          .split(" ")
+          .filter((p) => p !== "" && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(wrapper));
+      expect(probes(), "a self-check spawned before the daemon was ready").to.deep.equal([]);
+      expect((await w.api.get("/server/status")).body.sandbox).to.include({ enabled: false, reason: "checking" });
+      writeFileSync(release, "");
+      let status = (await w.api.get("/server/status")).body.sandbox;
+      for (const deadline = Date.now() + 20_000; status.reason === "checking" && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = (await w.api.get("/server/status")).body.sandbox;
+      }
+      expect(status).to.include({ enabled: true, kind: "bubblewrap" });
+    } finally {
+      await dispose(w);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs commands unconfined without asking only with sandbox: "off"', async () => {
     const w = await world({ config: { sandbox: "off" } });
     try {

@@ -53,6 +53,25 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
       }
     });
 
+    it("resumes merging at the next open when a stop came first, and reads the file through a memory map", async () => {
+      // In memory of no turn of the event loop: every write leaves its segment, and the close comes before a merge.
+      for (let i = 0; i < 15; i++) fx.store.createSession(session(`s${i}`, { title: `zebra session ${i}` }));
+      fx.store.close();
+      const db = new Database(fx.file, { readonly: true });
+      const segments = () => db.prepare("SELECT COUNT(DISTINCT segid) FROM session_titles_fts_idx").pluck().get();
+      try {
+        expect(segments()).to.equal(15);
+        fx.store = openSqliteStore(fx.file);
+        await fx.store.indexMerged();
+        expect(segments()).to.be.at.most(3);
+        expect(fx.store.listSessions({ q: "zebra session" }).total).to.equal(15);
+        const own = (fx.store as unknown as { db: Database.Database }).db;
+        expect(own.pragma("mmap_size", { simple: true })).to.equal(256 * 1024 * 1024);
+      } finally {
+        db.close();
+      }
+    });
+
     it("records the schema version, uses WAL and refuses a database from a newer version", () => {
       fx.store.close();
       const db = new Database(fx.file);

@@ -120,10 +120,17 @@ export default definePlugin({
     ctx.services.provide(SandboxToken, Object.freeze(sandbox));
   },
   start(ctx) {
-    // Not awaited: the daemon listens at once; commands wait for the outcome (fail closed until then).
-    void selfChecks.get(ctx)?.();
+    // Not awaited, and not during the start: spawning the check blocks the event loop for the fork (~15 ms of a
+    // ~400 ms cold start, docs/benchmarks.md), so it runs once the daemon's first requests are answered. A command
+    // that comes first starts it at once and waits for the outcome (fail closed until then).
+    const timer = setTimeout(() => void selfChecks.get(ctx)?.(), SELF_CHECK_AFTER_MS);
+    timer.unref();
+    ctx.onDispose(() => clearTimeout(timer));
   },
 });
+
+/** How long after the start the self-check runs when no command asked for it first. */
+const SELF_CHECK_AFTER_MS = 500;
 
 /** The plugin object is shared by every daemon in the process; its self-check belongs to one registration. */
 const selfChecks = new WeakMap<PluginContext, () => Promise<SandboxStatus>>();
