@@ -8,6 +8,7 @@ const require = createRequire(import.meta.url);
 
 export type AjvModule = typeof import("ajv");
 export type ExpressModule = typeof import("express");
+type RequestHandler = import("express").RequestHandler;
 
 /**
  * A CommonJS dependency tree the build pre-bundled into one file next to the daemon's bundle (`vendor-<name>.cjs`,
@@ -31,10 +32,26 @@ export function loadVendored<T>(name: string): T | undefined {
 
 let expressModule: ExpressModule | undefined;
 
-/** express (with body-parser): required when the first request arrives, not at boot. */
+/**
+ * express: required when the first request arrives, not at boot. The build's express loads body-parser on first use
+ * (scripts/bundle.ts): create body parsers with {@link onFirstUse}.
+ */
 export function loadExpress(): ExpressModule {
   expressModule ??= vendored("express", () => require("express") as ExpressModule);
   return expressModule;
+}
+
+/**
+ * A body parser created on the first request that reaches it: creating one loads body-parser, which a first `GET`
+ * then never waits for. The warm-up after the first request loads it anyway (`AppListener.warm`), so a first `POST`
+ * usually finds it loaded.
+ */
+export function onFirstUse(create: () => RequestHandler): RequestHandler {
+  let parser: RequestHandler | undefined;
+  return (req, res, next) => {
+    parser ??= create();
+    return parser(req, res, next);
+  };
 }
 
 type AjvWithFormats = { ajv: AjvModule; formats: (ajv: InstanceType<AjvModule["Ajv"]>) => void };

@@ -135,6 +135,26 @@ const vendor = await build({
         }));
       },
     },
+    {
+      // express re-exports body-parser's four parsers when it loads; the daemon creates its parsers on the first
+      // request with a body (host/http/lazy-parser.ts). Here express's own require of body-parser gets functions
+      // that require it on their first call: a first GET does not load it (read.js, raw-body, iconv-lite, qs...).
+      name: "body-parser-on-first-use",
+      setup(b) {
+        b.onResolve({ filter: /^body-parser$/ }, (args) =>
+          args.importer.endsWith("/express/lib/express.js")
+            ? { path: "body-parser", namespace: "first-use", pluginData: args.resolveDir }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: "first-use" }, (args) => ({
+          contents: `let parsers;
+const load = () => (parsers ??= require("body-parser"));
+for (const name of ["json", "raw", "text", "urlencoded"]) exports[name] = (options) => load()[name](options);`,
+          loader: "js",
+          resolveDir: args.pluginData as string,
+        }));
+      },
+    },
   ],
   outdir,
   outExtension: { ".js": ".cjs" },

@@ -134,6 +134,18 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     expect(loaded).to.not.include("ExperimentalWarning");
   });
 
+  it("bundles express with body-parser loaded on its first use, not with express (a first GET does not load it)", async () => {
+    // body-parser is the one module of express's tree that needs node:zlib (to inflate bodies): whether zlib is
+    // loaded tells whether body-parser is. In a fresh node, as the daemon's first request loads express.
+    const script = `const loaded = () => process.moduleLoadList.includes("NativeModule zlib");
+const express = require(${JSON.stringify(join(BUNDLE_DIR, "vendor-express.cjs"))});
+const before = loaded();
+const parse = express.json();
+console.log(JSON.stringify([before, loaded(), typeof parse]));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["-e", script]);
+    expect(JSON.parse(stdout)).to.deep.equal([false, true, "function"]);
+  });
+
   it("connects an MCP server through the SDK bundled beside the runtime (vendor-mcp.cjs), not node_modules", async () => {
     const api = daemon?.client;
     if (!api) throw new Error("no daemon");

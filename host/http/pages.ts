@@ -1,5 +1,5 @@
 import type { Express, Request, Response } from "express";
-import { loadExpress } from "../lazy.js";
+import { loadExpress, onFirstUse } from "../lazy.js";
 import type { Authenticator } from "./auth.js";
 
 const PAGE_CSP =
@@ -49,8 +49,8 @@ function isSecure(req: Request): boolean {
 /** The browser login flow (outside /api/v1): a token form that sets an HttpOnly SameSite=Strict cookie. */
 export function mountLoginPages(app: Express, auth: Authenticator): void {
   const express = loadExpress();
-  const form = express.urlencoded({ extended: false, limit: "8kb" });
-  const json = express.json({ limit: "8kb" });
+  const form = onFirstUse(() => express.urlencoded({ extended: false, limit: "8kb" }));
+  const json = onFirstUse(() => express.json({ limit: "8kb" }));
 
   app.get("/login", (req, res) => {
     const code = typeof req.query.code === "string" ? req.query.code : undefined;

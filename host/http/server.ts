@@ -6,7 +6,7 @@ import { ApiError, defaultErrorCode, type ErrorCode, isApiError } from "../../co
 import type { Logger } from "../../core/logger.js";
 import type { Owned, Registry } from "../../core/registry.js";
 import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
-import { loadExpress } from "../lazy.js";
+import { loadExpress, onFirstUse } from "../lazy.js";
 import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
 import { mountFallbackHome, mountLoginPages } from "./pages.js";
@@ -57,6 +57,8 @@ export function createApp(opts: HttpOptions): AppListener {
     firstRequest,
     async warm() {
       app ??= buildApp(opts);
+      // body-parser, which the first request with a body would load otherwise (onFirstUse).
+      loadExpress().json();
       // The routes every client calls first (create, list, open, events, chat); one per macrotask.
       for (const entry of opts.routes.entries()) {
         if (!FIRST_ROUTES.has(`${entry.item.method} ${entry.item.path}`)) continue;
@@ -218,7 +220,7 @@ function buildRouter(opts: HttpOptions): express.Router {
   const jsonParser = (limit: number) => {
     let p = parsers.get(limit);
     if (!p) {
-      p = express.json({ limit, type: () => true, strict: false });
+      p = onFirstUse(() => express.json({ limit, type: () => true, strict: false }));
       parsers.set(limit, p);
     }
     return p;
