@@ -137,7 +137,7 @@ const vendor = await build({
     },
     {
       // express re-exports body-parser's four parsers when it loads; the daemon creates its parsers on the first
-      // request with a body (host/http/lazy-parser.ts). Here express's own require of body-parser gets functions
+      // request with a body (`onFirstUse`, host/lazy.ts). Here express's own require of body-parser gets functions
       // that require it on their first call: a first GET does not load it (read.js, raw-body, iconv-lite, qs...).
       name: "body-parser-on-first-use",
       setup(b) {

@@ -54,7 +54,7 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
     });
 
     it("resumes merging at the next open when a stop came first, and reads the file through a memory map", async () => {
-      // In memory of no turn of the event loop: every write leaves its segment, and the close comes before a merge.
+      // With no turn of the event loop between them each write leaves a segment, and the store closes before a merge.
       for (let i = 0; i < 15; i++) fx.store.createSession(session(`s${i}`, { title: `zebra session ${i}` }));
       fx.store.close();
       const db = new Database(fx.file, { readonly: true });

@@ -120,9 +120,9 @@ export default definePlugin({
     ctx.services.provide(SandboxToken, Object.freeze(sandbox));
   },
   start(ctx) {
-    // Not awaited, and not during the start: spawning the check blocks the event loop for the fork (~15 ms of a
-    // ~400 ms cold start, docs/benchmarks.md), so it runs once the daemon's first requests are answered. A command
-    // that comes first starts it at once and waits for the outcome (fail closed until then).
+    // Not awaited, and not during the start: its spawn forks the daemon on the event loop and its bwrap and bash take
+    // the other CPU, which put ~20 ms on a client's first answer (docs/benchmarks.md, issue 27). It runs half a second
+    // after the start instead; a command that comes first starts it at once and waits for the outcome (fail closed).
     const timer = setTimeout(() => void selfChecks.get(ctx)?.(), SELF_CHECK_AFTER_MS);
     timer.unref();
     ctx.onDispose(() => clearTimeout(timer));
