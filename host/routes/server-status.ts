@@ -111,7 +111,10 @@ export function serverStatusRoute({ info, running, sandbox }: HostRouteDeps) {
     summary: "Daemon status with the state of every plugin",
     tags: ["server"],
     responses: { 200: DaemonStatusSchema },
-    handler: () => {
+    handler: async () => {
+      // The sandbox's state after its self-check (starting it now when it has not run yet, a few tens of ms), so a
+      // client never reads "not confined" while the check is still to come.
+      const sandboxStatus = await sandbox();
       const addr = info.address() ?? { host: "", port: 0, url: "" };
       const mem = process.memoryUsage();
       return {
@@ -132,7 +135,7 @@ export function serverStatusRoute({ info, running, sandbox }: HostRouteDeps) {
           sseQueuedBytes: info.sseQueuedBytes(),
           memory: { rss: mem.rss, heapUsed: mem.heapUsed },
           plugins: info.plugins(),
-          sandbox: sandbox() ?? {
+          sandbox: sandboxStatus ?? {
             enabled: false,
             kind: "none" as const,
             network: "ask" as const,

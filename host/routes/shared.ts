@@ -29,7 +29,8 @@ export interface HostRouteDeps {
   log: () => EventLog;
   /** How many turns run now. */
   running: () => number;
-  sandbox: () => SandboxStatus | undefined;
+  /** The sandbox's state once its self-check has run (undefined without the sandbox plugin). */
+  sandbox: () => Promise<SandboxStatus> | undefined;
 }
 
 /**
