@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pg from "pg";
-import { listFilter, pgTerms } from "../plugins/storage-postgres/search.js";
+import { countSql, listFilter, pgTerms } from "../plugins/storage-postgres/search.js";
 import { PostgresSessionStore } from "../plugins/storage-postgres/store.js";
 import { at, ids, pgClusterFixture, query, session } from "./support/storage-postgres.js";
 
@@ -146,6 +146,46 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
         expect(text).to.match(/Index Scan on sessions_title_trgm/);
         expect(text).to.match(/Index Scan on messages_search/);
+      } finally {
+        await c.end();
+      }
+    });
+
+    it("counts a one-word search's titles from their own table, which a trigger keeps as the sessions change", async () => {
+      await store.createSession(session("a", { title: "Zebra crossing", updatedAt: at(1) }));
+      await store.createSession(session("b", { updatedAt: at(2) })); // no title: found by its message only
+      await store.appendMessage("b", { role: "user", content: "a zebra here" });
+      await store.createSession(session("c", { title: "zebra twice", updatedAt: at(3) }));
+      await store.appendMessage("c", { role: "user", content: "zebra in a message too" });
+      await store.createSession(session("d", { title: "other", updatedAt: at(4) }));
+      await store.updateSession("d", { title: "ZEBRA renamed" });
+      await store.createSession(session("e", { title: "zebra gone", updatedAt: at(5) }));
+      await store.deleteSession("e");
+      await store.createSession(session("f", { title: "no match", updatedAt: at(6) }));
+      const found = await store.listSessions({ q: "zebra", limit: 2 });
+      expect(found.total).to.equal(4);
+      expect(ids(await store.listSessions({ q: "zebra" }))).to.deep.equal(["d", "c", "b", "a"]);
+      expect((await store.listSessions({ q: "zebra crossing", limit: 1 })).total).to.equal(1);
+      expect((await store.listSessions({ q: "%", limit: 1 })).total).to.equal(0);
+      expect(await query(url, "SELECT session_id, title FROM session_titles ORDER BY session_id")).to.deep.equal([
+        { session_id: "a", title: "zebra crossing" },
+        { session_id: "b", title: "" },
+        { session_id: "c", title: "zebra twice" },
+        { session_id: "d", title: "zebra renamed" },
+        { session_id: "f", title: "no match" },
+      ]);
+      const terms = pgTerms("zebra");
+      const params: unknown[] = [];
+      const where = listFilter(terms, (v) => {
+        params.push(v);
+        return `$${params.length}`;
+      });
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("SET enable_seqscan = off");
+        const plan = await c.query(`EXPLAIN ${countSql(terms, where)}`, params);
+        expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index Scan on session_titles_trgm/);
       } finally {
         await c.end();
       }

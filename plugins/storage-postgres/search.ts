@@ -38,3 +38,19 @@ export function listFilter(terms: PgTerm[], next: (value: unknown) => string): s
   });
   return conds.length > 0 ? `WHERE ${conds.join(" AND ")}` : "";
 }
+
+/**
+ * The total of a listing with `where` (from {@link listFilter}, whose first parameters are the terms' like and text,
+ * in order). One term: its titles counted from the narrow title table (see the migrations), plus the sessions whose
+ * title does not hold it but a message does; the same sessions `where` matches, counted without reading the
+ * sessions' rows for the titles. More terms: the sessions `where` matches.
+ */
+export function countSql(terms: PgTerm[], where: string): string {
+  const [only] = terms;
+  if (terms.length !== 1 || !only) return `SELECT COUNT(*) AS n FROM sessions s ${where}`;
+  const titles = "SELECT COUNT(*) FROM session_titles WHERE title LIKE $1 ESCAPE '\\'";
+  if (only.text === null) return `SELECT (${titles}) AS n`;
+  return `SELECT (${titles}) + (SELECT COUNT(*) FROM sessions s
+    WHERE s.id = ANY(ARRAY(SELECT DISTINCT m.session_id FROM messages m WHERE m.search @@ agentd_prefix_query($2)))
+    AND lower(coalesce(s.title, '') COLLATE "C") NOT LIKE $1 ESCAPE '\\') AS n`;
+}

@@ -16,7 +16,7 @@ import {
   sessionFromRow,
   sessionToParams,
 } from "../storage-sqlite/rows.js";
-import { listFilter, pgTerms } from "./search.js";
+import { countSql, listFilter, pgTerms } from "./search.js";
 import { placeholders, type Runner, text } from "./sql.js";
 
 /** The columns of a session row, in the order of the insert's placeholders. */
@@ -168,7 +168,8 @@ export class PgSessions {
 
   private async list<R>(cols: string, query: ListQuery, rowMode?: "array"): Promise<{ rows: R[]; total: number }> {
     const params: unknown[] = [];
-    const where = listFilter(pgTerms(query.q), (v) => {
+    const terms = pgTerms(query.q);
+    const where = listFilter(terms, (v) => {
       params.push(v);
       return `$${params.length}`;
     });
@@ -183,7 +184,7 @@ export class PgSessions {
       });
       // Unfiltered, the total is the counter row the inserts and deletes keep (see the migrations).
       const count = await c.query<{ n: string }>(
-        where === "" ? "SELECT n FROM session_counter" : `SELECT COUNT(*) AS n FROM sessions s ${where}`,
+        where === "" ? "SELECT n FROM session_counter" : countSql(terms, where),
         params,
       );
       return { rows: page.rows as R[], total: Number(count.rows[0]?.n ?? 0) };
