@@ -133,22 +133,10 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
       expect((await store.listSessions({ q: "pars", limit: 1 })).total).to.equal(2);
       expect(ids(await store.listSessions({ q: "% done_" }))).to.deep.equal(["c"]);
       expect(ids(await store.listSessions({ q: "0%" }))).to.deep.equal(["c"]);
-      const params: unknown[] = [];
-      const where = listFilter(pgTerms("parser"), (v) => {
-        params.push(v);
-        return `$${params.length}`;
-      });
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query("SET enable_seqscan = off");
-        const plan = await c.query(`EXPLAIN SELECT COUNT(*) FROM sessions s ${where}`, params);
-        const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
-        expect(text).to.match(/Index Scan on sessions_title_trgm/);
-        expect(text).to.match(/Index Scan on messages_search/);
-      } finally {
-        await c.end();
-      }
+      const { where, params } = filterOf("parser");
+      const text = await planOf(url, `SELECT COUNT(*) FROM sessions s ${where}`, params);
+      expect(text).to.match(/Index Scan on sessions_title_trgm/);
+      expect(text).to.match(/Index Scan on messages_search/);
     });
 
     it("counts a one-word search's titles from their own table, which a trigger keeps as the sessions change", async () => {
@@ -174,21 +162,8 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
         { session_id: "d", title: "zebra renamed" },
         { session_id: "f", title: "no match" },
       ]);
-      const terms = pgTerms("zebra");
-      const params: unknown[] = [];
-      const where = listFilter(terms, (v) => {
-        params.push(v);
-        return `$${params.length}`;
-      });
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query("SET enable_seqscan = off");
-        const plan = await c.query(`EXPLAIN ${countSql(terms, where)}`, params);
-        expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).to.match(/Index Scan on session_titles_trgm/);
-      } finally {
-        await c.end();
-      }
+      const { terms, where, params } = filterOf("zebra");
+      expect(await planOf(url, countSql(terms, where), params)).to.match(/Index Scan on session_titles_trgm/);
     });
 
     it("finds sessions by working directory from its index, byte-wise whatever the locale", async () => {
@@ -340,3 +315,27 @@ describe("storage-postgres: SessionStore on PostgreSQL", function () {
     });
   });
 });
+
+/** A listing's condition for `q`, as the store builds it, with its parameters. */
+function filterOf(q: string) {
+  const terms = pgTerms(q);
+  const params: unknown[] = [];
+  const where = listFilter(terms, (v) => {
+    params.push(v);
+    return `$${params.length}`;
+  });
+  return { terms, where, params };
+}
+
+/** The plan PostgreSQL chooses for `sql` when it may not scan a table whole. */
+async function planOf(url: string, sql: string, params: unknown[]): Promise<string> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query("SET enable_seqscan = off");
+    const plan = await c.query(`EXPLAIN ${sql}`, params);
+    return plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+  } finally {
+    await c.end();
+  }
+}
