@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { SyncEventBus } from "../core/events.js";
-import { type SandboxStatus, SandboxToken } from "../core/sandbox.js";
+import { SandboxToken } from "../core/sandbox.js";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionEventLogToken } from "../core/sessions.js";
 import { SessionStoreToken } from "../core/store.js";
@@ -71,9 +71,6 @@ export interface Daemon {
 }
 
 export class DaemonStartError extends Error {}
-
-/** How long `GET /server/status` waits for the sandbox's self-check before it reports the state as it is. */
-const SANDBOX_STATUS_WAIT_MS = 3000;
 
 /** Boots the daemon: config, plugins (register, start), HTTP listener, then server.json. */
 export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
@@ -157,16 +154,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     team: () => services.get(SessionStoreToken).turnOwnership,
   };
   const runningCount = () => sessions().turnController.running().length;
-  const sandbox = () => {
-    const s = services.tryGet(SandboxToken);
-    if (!s) return undefined;
-    // The self-check takes tens of ms; one that hangs (up to its own timeout) holds a status no longer than this.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<SandboxStatus>((resolve) => {
-      timer = setTimeout(() => resolve(s.status()), SANDBOX_STATUS_WAIT_MS);
-    });
-    return Promise.race([s.ready(), late]).finally(() => clearTimeout(timer));
-  };
+  const sandbox = () => services.tryGet(SandboxToken);
   const eventLog = () => services.get(SessionEventLogToken);
   for (const r of hostRoutes({ info, sessions, log: eventLog, running: runningCount, sandbox })) {
     registries.routes.add("host", r);

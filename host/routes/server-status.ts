@@ -1,5 +1,6 @@
 import { Type as T } from "@sinclair/typebox";
 import { defineRoute } from "../../core/routes.js";
+import type { Sandbox, SandboxStatus } from "../../core/sandbox.js";
 import { searchEngine } from "../../core/search/engine.js";
 import type { TurnOwnership } from "../../core/store.js";
 import type { HostRouteDeps } from "./shared.js";
@@ -103,6 +104,23 @@ const DaemonStatusSchema = T.Object(
   { title: "DaemonStatus" },
 );
 
+/** How long `GET /server/status` waits for the sandbox's self-check before it reports the state as it is. */
+const SANDBOX_WAIT_MS = 3000;
+
+/**
+ * The sandbox's state after its self-check (starting it now when it has not run yet: a few tens of ms), so a client
+ * never reads "not confined" while the check is still to come. A check that hangs (up to its own timeout) holds the
+ * status no longer than SANDBOX_WAIT_MS.
+ */
+async function checkedSandbox(s: Sandbox | undefined): Promise<SandboxStatus | undefined> {
+  if (!s) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<SandboxStatus>((resolve) => {
+    timer = setTimeout(() => resolve(s.status()), SANDBOX_WAIT_MS);
+  });
+  return Promise.race([s.ready(), late]).finally(() => clearTimeout(timer));
+}
+
 export function serverStatusRoute({ info, running, sandbox }: HostRouteDeps) {
   return defineRoute({
     method: "GET",
@@ -112,9 +130,7 @@ export function serverStatusRoute({ info, running, sandbox }: HostRouteDeps) {
     tags: ["server"],
     responses: { 200: DaemonStatusSchema },
     handler: async () => {
-      // The sandbox's state after its self-check (starting it now when it has not run yet, a few tens of ms), so a
-      // client never reads "not confined" while the check is still to come.
-      const sandboxStatus = await sandbox();
+      const sandboxStatus = await checkedSandbox(sandbox());
       const addr = info.address() ?? { host: "", port: 0, url: "" };
       const mem = process.memoryUsage();
       return {

@@ -1,6 +1,6 @@
 import { Type as T } from "@sinclair/typebox";
 import type { EventLog } from "../../core/event-log-types.js";
-import type { SandboxStatus } from "../../core/sandbox.js";
+import type { Sandbox } from "../../core/sandbox.js";
 import type { SessionService } from "../../core/session-service.js";
 import type { StoreStatus, TurnOwnership } from "../../core/store.js";
 import { SessionEventSchema } from "../../core/wire-events.js";
@@ -29,8 +29,8 @@ export interface HostRouteDeps {
   log: () => EventLog;
   /** How many turns run now. */
   running: () => number;
-  /** The sandbox's state once its self-check has run (undefined without the sandbox plugin). */
-  sandbox: () => Promise<SandboxStatus> | undefined;
+  /** The sandbox plugin's service (undefined without the plugin). */
+  sandbox: () => Sandbox | undefined;
 }
 
 /**
