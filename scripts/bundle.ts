@@ -117,6 +117,43 @@ const VENDOR_ENTRIES: Record<string, string> = {
   ajv: 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };',
   mcp: `module.exports = [${MCP_SDK_MODULES.map((m) => `require("${m}")`).join(", ")}];`,
 };
+/** A module whose `functions` require the module `name` on their first call. */
+const onFirstCall = (name: string, functions: string[]) => `let real;
+const load = () => (real ??= require(${JSON.stringify(name)}));
+for (const name of ${JSON.stringify(functions)}) exports[name] = (...a) => load()[name](...a);`;
+
+/**
+ * Modules express's tree requires when it loads, though the daemon calls their functions only on some requests or
+ * never: each importer matching `requirers` gets the stand-in `source` instead (the `stand-ins` plugin below), so a
+ * daemon's first request does not wait for them to load, and a daemon that never calls them never holds them.
+ */
+const STAND_INS: Record<string, { requirers: RegExp; source: string }> = {
+  // express re-exports body-parser's four parsers; the daemon creates its parsers on the first request with a body
+  // (`onFirstUse`, host/lazy.ts): read.js, raw-body, iconv-lite, qs...
+  "body-parser": {
+    requirers: /\/express\/lib\/express\.js$/,
+    source: onFirstCall("body-parser", ["json", "raw", "text", "urlencoded"]),
+  },
+  // express's `res.type`, `res.set("Content-Type", ...)`, `req.is`/`req.accepts` with an extension and `send` look
+  // types up here; loading it builds its maps from mime-db's ~2,500 types. The API writes its own `Content-Type`
+  // headers (host/http/server.ts).
+  "mime-types": {
+    requirers: /\/node_modules\/(express|type-is|accepts|send)\//,
+    source: onFirstCall("mime-types", ["charset", "contentType", "extension", "lookup"]),
+  },
+  // express's "extended" query parser; the daemon's is "simple".
+  qs: { requirers: /\/express\/lib\/utils\.js$/, source: onFirstCall("qs", ["parse", "stringify"]) },
+  // Every module of express's tree makes its logger when it loads. debug reads `DEBUG` once, when it loads: without
+  // it, every logger debug makes is off. The stand-in then makes loggers that are off without loading debug (tty,
+  // supports-color, its formatters); with `DEBUG` set, it is debug.
+  debug: {
+    requirers: /\/node_modules\//,
+    source: `const off = () => {};
+off.enabled = false;
+off.extend = () => off;
+module.exports = process.env.DEBUG ? require("debug") : () => off;`,
+  },
+};
 const vendor = await build({
   entryPoints: {
     ...Object.fromEntries(Object.keys(VENDOR_ENTRIES).map((name) => [`vendor-${name}`, `entry:${name}`])),
@@ -136,20 +173,15 @@ const vendor = await build({
       },
     },
     {
-      // express re-exports body-parser's four parsers when it loads; the daemon creates its parsers on the first
-      // request with a body (`onFirstUse`, host/lazy.ts). Here express's own require of body-parser gets functions
-      // that require it on their first call: a first GET does not load it (read.js, raw-body, iconv-lite, qs...).
-      name: "body-parser-on-first-use",
+      name: "stand-ins",
       setup(b) {
-        b.onResolve({ filter: /^body-parser$/ }, (args) =>
-          args.importer.endsWith("/express/lib/express.js")
-            ? { path: "body-parser", namespace: "first-use", pluginData: args.resolveDir }
+        b.onResolve({ filter: new RegExp(`^(${Object.keys(STAND_INS).join("|")})$`) }, (args) =>
+          STAND_INS[args.path]?.requirers.test(args.importer)
+            ? { path: args.path, namespace: "stand-in", pluginData: args.resolveDir }
             : undefined,
         );
-        b.onLoad({ filter: /.*/, namespace: "first-use" }, (args) => ({
-          contents: `let parsers;
-const load = () => (parsers ??= require("body-parser"));
-for (const name of ["json", "raw", "text", "urlencoded"]) exports[name] = (options) => load()[name](options);`,
+        b.onLoad({ filter: /.*/, namespace: "stand-in" }, (args) => ({
+          contents: STAND_INS[args.path]?.source,
           loader: "js",
           resolveDir: args.pluginData as string,
         }));

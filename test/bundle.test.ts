@@ -146,6 +146,67 @@ console.log(JSON.stringify([before, loaded(), typeof parse]));`;
     expect(JSON.parse(stdout)).to.deep.equal([false, true, "function"]);
   });
 
+  it("bundles express with mime-types, qs and debug loaded only when called (DEBUG unset), and working when they are", async () => {
+    // Precise coverage tells which modules of the bundle ran: esbuild names each CommonJS module's function by its path
+    // (relative to the project, or to where node_modules really is).
+    const script = `const inspector = require("node:inspector");
+const session = new inspector.Session();
+session.connect();
+const post = (method, params) => new Promise((ok, fail) => session.post(method, params, (e, r) => (e ? fail(e) : ok(r))));
+const MODULES = { mime: "node_modules/mime-types/index.js", qs: "node_modules/qs/lib/index.js", debug: "node_modules/debug/src/index.js" };
+const FILE = ${JSON.stringify(join(BUNDLE_DIR, "vendor-express.cjs"))};
+const source = require("node:fs").readFileSync(FILE, "utf8");
+// A function V8 never compiled is not in the coverage: it never ran.
+async function ran() {
+  const { result } = await post("Profiler.takePreciseCoverage");
+  const fns = result.flatMap((s) => s.functions);
+  const out = {};
+  for (const [k, name] of Object.entries(MODULES)) {
+    if (!source.includes(name + '"(')) throw new Error("not in the bundle: " + name);
+    out[k] = fns.some((fn) => fn.functionName.endsWith(name) && fn.ranges[0].count > 0);
+  }
+  return out;
+}
+(async () => {
+  await post("Profiler.enable");
+  await post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
+  const express = require(FILE);
+  const app = express();
+  app.get("/plain", (req, res) => res.end("plain"));
+  app.get("/typed", (req, res) => res.type("html").send("<p>typed</p>"));
+  app.get("/query", (req, res) => res.json(req.query));
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const base = "http://127.0.0.1:" + server.address().port;
+  const plain = await (await fetch(base + "/plain")).text();
+  const afterPlain = await ran();
+  const typed = await fetch(base + "/typed");
+  const contentType = typed.headers.get("content-type");
+  await typed.text();
+  app.set("query parser", "extended");
+  const query = await (await fetch(base + "/query?a[b]=1")).json();
+  console.log(JSON.stringify({ plain, afterPlain, contentType, query, afterAll: await ran() }));
+  server.close();
+  session.disconnect();
+})();`;
+    const env = { ...process.env };
+    delete env.DEBUG;
+    const { stdout } = await promisify(execFile)(process.execPath, ["-e", script], { env });
+    expect(JSON.parse(stdout)).to.deep.equal({
+      plain: "plain",
+      afterPlain: { mime: false, qs: false, debug: false },
+      contentType: "text/html; charset=utf-8",
+      query: { a: { b: "1" } },
+      afterAll: { mime: true, qs: true, debug: false },
+    });
+    // With DEBUG set, express's loggers are debug's own, and they log.
+    const debugged = await promisify(execFile)(process.execPath, ["-e", script], {
+      env: { ...env, DEBUG: "express:*" },
+    });
+    expect(JSON.parse(debugged.stdout).afterPlain.debug).to.equal(true);
+    expect(debugged.stderr).to.match(/express:application/);
+  });
+
   it("connects an MCP server through the SDK bundled beside the runtime (vendor-mcp.cjs), not node_modules", async () => {
     const api = daemon?.client;
     if (!api) throw new Error("no daemon");
