@@ -146,6 +146,29 @@ console.log(JSON.stringify([before, loaded(), typeof parse]));`;
     expect(JSON.parse(stdout)).to.deep.equal([false, true, "function"]);
   });
 
+  it("starts without node:https, tls, zlib, dns/promises or BlockList; an https provider's warm-up loads https", async () => {
+    // In a fresh node, the bundled daemon as `agentd serve` starts it; its first request starts the warm-up.
+    const script = `import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startDaemon } from ${JSON.stringify(pathToFileURL(join(BUNDLE_DIR, "daemon.js")).href)};
+const MODULES = ["https", "tls", "zlib", "dns/promises", "internal/blocklist"];
+const loaded = () => MODULES.filter((m) => process.moduleLoadList.includes("NativeModule " + m));
+const home = mkdtempSync(join(tmpdir(), "agentd-lazy-builtins-"));
+const env = { ...process.env, OPENAI_BASE_URL: "https://127.0.0.1:9/v1", OPENAI_API_KEY: "k" };
+const daemon = await startDaemon({ home, port: 0, env });
+const atStart = loaded();
+const res = await fetch(daemon.url + "/api/v1/sessions", { headers: { authorization: "Bearer " + daemon.info.token } });
+await res.text();
+// The warm-up's end is not observable from here: wait for https to appear, within a bound.
+for (let i = 0; i < 200 && !loaded().includes("https"); i++) await new Promise((r) => setTimeout(r, 25));
+console.log(JSON.stringify({ atStart, status: res.status, https: loaded().includes("https") }));
+await daemon.stop();
+rmSync(home, { recursive: true, force: true });`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
+    expect(JSON.parse(stdout)).to.deep.equal({ atStart: [], status: 200, https: true });
+  });
+
   it("bundles express with mime-types, qs and debug loaded only when called (DEBUG unset), and working when they are", async () => {
     // Precise coverage tells which modules of the bundle ran: esbuild names each CommonJS module's function by its path
     // (relative to the project, or to where node_modules really is).

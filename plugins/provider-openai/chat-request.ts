@@ -1,10 +1,16 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
 import { pipeline, type Readable } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ChatResponse } from "./sse-decoder.js";
+
+/**
+ * node:https (with node:tls) and node:zlib are loaded when first needed, by an https provider (its warm-up, see
+ * dry-run.ts) or a compressed answer: loaded at start, they were ~7 ms of every cold start (node compiles a module
+ * loaded after the daemon set its V8 flags without its own code cache: host/v8-flags.ts).
+ */
+const https = () => process.getBuiltinModule("node:https");
+const zlib = () => process.getBuiltinModule("node:zlib");
 
 /** An error status's body is read up to this size for its message. */
 const MAX_ERROR_BODY = 1024 * 1024;
@@ -57,7 +63,7 @@ export async function sendChat(
   const payload = JSON.stringify(body);
   const headers = { ...head.headers, "content-length": String(Buffer.byteLength(payload)) };
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    const send = head.target.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = head.target.protocol === "https:" ? https().request : httpRequest;
     const request = send(head.target, { method: "POST", headers, signal }, (r) => {
       clearTimeout(timer);
       resolve(r);
@@ -88,11 +94,11 @@ function decoded(res: IncomingMessage): Readable {
   const encoding = String(res.headers["content-encoding"] ?? "").toLowerCase();
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
-      ? createGunzip()
+      ? zlib().createGunzip()
       : encoding === "deflate"
-        ? createInflate()
+        ? zlib().createInflate()
         : encoding === "br"
-          ? createBrotliDecompress()
+          ? zlib().createBrotliDecompress()
           : undefined;
   // A failure of either side (or the reader stopping) destroys both; the reader sees the error.
   return decoder ? pipeline(res, decoder, () => {}) : res;

@@ -13,9 +13,11 @@ const BODY =
  * it, node:http carries it; the lean decoder reads it), but to a throwaway server on the loopback interface that
  * answers one chunk, never to the provider. The first real request then finds the SDK and node's HTTP client loaded
  * and the code of this path compiled: ~10-20 ms that the first turn of a fresh daemon paid before its first token
- * (docs/benchmarks.md, issue 16). The server is closed before this returns.
+ * (docs/benchmarks.md, issue 16). The server is closed before this returns. For a provider reached over https,
+ * node:https is loaded too (chat-request.ts loads it on first use).
  */
 export async function dryRun(client: OpenAI, sdk: typeof import("openai")): Promise<void> {
+  if (new URL(client.baseURL).protocol === "https:") process.getBuiltinModule("node:https");
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
