@@ -241,7 +241,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       url: addr.url,
       home,
       plugins: pluginHost.statuses().map((p) => `${p.id}:${p.state}`),
-      bootMs: Math.round(performance.now()),
+      bootMs: Math.round(process.uptime() * 1000),
     },
     "agentd listening",
   );

@@ -1,4 +1,5 @@
 import type { DependencyContainer } from "tsyringe";
+import { monotonicMs } from "../core/clock.js";
 import type { Persona, Provider, SlashCommand, Theme, ToolDefinition } from "../core/contributions.js";
 import { DisposableStore } from "../core/disposable.js";
 import { errorMessage } from "../core/errors.js";
@@ -132,13 +133,13 @@ export class PluginHost {
     for (const entry of this.order()) {
       // What package.json requires is checked before its code is imported; what its `deps` add, after.
       if (entry.state !== "pending" || !this.requirementsMet(entry)) continue;
-      const t0 = performance.now();
+      const t0 = monotonicMs();
       try {
         // The manifest read before the code ran (package.json's for a third-party plugin) is the one it runs with.
         entry.plugin = attachManifest(await entry.source.load(), entry.manifest);
       } catch (err) {
         this.fail(entry, `cannot load: ${errorMessage(err)}`, err);
-        entry.bootMs = performance.now() - t0;
+        entry.bootMs = monotonicMs() - t0;
         continue;
       }
       entry.manifest = entry.plugin.manifest;
@@ -150,7 +151,7 @@ export class PluginHost {
       } catch (err) {
         this.fail(entry, `register failed: ${errorMessage(err)}`, err);
       }
-      entry.bootMs = performance.now() - t0;
+      entry.bootMs = monotonicMs() - t0;
     }
   }
 
@@ -158,7 +159,7 @@ export class PluginHost {
   async start(): Promise<void> {
     for (const entry of this.order()) {
       if (entry.state !== "active" || !entry.plugin?.start || !entry.ctx) continue;
-      const t0 = performance.now();
+      const t0 = monotonicMs();
       try {
         await withTimeout(
           Promise.resolve(entry.plugin.start(entry.ctx)),
@@ -168,7 +169,7 @@ export class PluginHost {
       } catch (err) {
         this.fail(entry, `start failed: ${errorMessage(err)}`, err);
       }
-      entry.bootMs += performance.now() - t0;
+      entry.bootMs += monotonicMs() - t0;
     }
   }
 

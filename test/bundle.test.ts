@@ -146,13 +146,13 @@ console.log(JSON.stringify([before, loaded(), typeof parse]));`;
     expect(JSON.parse(stdout)).to.deep.equal([false, true, "function"]);
   });
 
-  it("starts without node:https, tls, zlib, dns/promises or BlockList; an https provider's warm-up loads https", async () => {
+  it("starts without node:https, tls, zlib, dns/promises, perf_hooks or BlockList; an https provider's warm-up loads https", async () => {
     // In a fresh node, the bundled daemon as `agentd serve` starts it; its first request starts the warm-up.
     const script = `import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDaemon } from ${JSON.stringify(pathToFileURL(join(BUNDLE_DIR, "daemon.js")).href)};
-const MODULES = ["https", "tls", "zlib", "dns/promises", "internal/blocklist"];
+const MODULES = ["https", "tls", "zlib", "dns/promises", "perf_hooks", "internal/blocklist"];
 const loaded = () => MODULES.filter((m) => process.moduleLoadList.includes("NativeModule " + m));
 const home = mkdtempSync(join(tmpdir(), "agentd-lazy-builtins-"));
 const env = { ...process.env, OPENAI_BASE_URL: "https://127.0.0.1:9/v1", OPENAI_API_KEY: "k" };

@@ -1,3 +1,4 @@
+import { monotonicMs } from "../clock.js";
 import type { Provider, ProviderDelta, ProviderRequest } from "../contributions.js";
 import type { SessionEvent } from "../events.js";
 import type { StreamBlock } from "./types.js";
@@ -35,7 +36,7 @@ export function startModelCall(provider: Provider, req: ProviderRequest, signal:
   const link = () => call.abort(signal.reason);
   signal.addEventListener("abort", link, { once: true });
   const unlink = () => signal.removeEventListener("abort", link);
-  const t0 = performance.now();
+  const t0 = monotonicMs();
   let rest: AsyncIterator<ProviderDelta>;
   let next: Promise<IteratorResult<ProviderDelta>>;
   try {
@@ -93,14 +94,14 @@ export async function streamModelCall(
       switch (d.type) {
         case "content":
           if (!d.text) break;
-          out.ttftMs ??= performance.now() - t0;
+          out.ttftMs ??= monotonicMs() - t0;
           out.content += d.text;
           append("content", d.text);
           emit({ type: "token", text: d.text });
           break;
         case "reasoning":
           if (!d.text) break;
-          out.ttftMs ??= performance.now() - t0;
+          out.ttftMs ??= monotonicMs() - t0;
           out.thinking += d.text;
           append("thinking", d.text);
           emit({ type: "thinking", text: d.text });
@@ -135,7 +136,7 @@ export async function streamModelCall(
     void started.rest.return?.(undefined)?.catch(() => undefined);
   }
   out.aborted = signal.aborted;
-  out.generationMs = performance.now() - t0;
+  out.generationMs = monotonicMs() - t0;
   out.toolCalls = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([i, c]) => ({ id: c.id || `call_${i}_${Date.now().toString(36)}`, name: c.name, arguments: c.arguments }));
