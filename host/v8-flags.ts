@@ -44,7 +44,29 @@ export function setDaemonFlag(
   return true;
 }
 
-/** The daemon's V8 settings, made at the start of `serve()`: before its modules load, which grow the young generation first. */
+/**
+ * Node's own modules that `agentd serve` loads on its way to `server.json`: the HTTP server, what pino (worker_threads)
+ * and sonic-boom (assert) require, what `listen` loads (dns, cluster), node:vm for the runtime's code cache, and
+ * timers/promises. Node compiles its modules with the code cache built into it, which V8 takes only under the flags
+ * it was made with: loaded after `--liftoff-only` and `--optimize-for-size` are set, each is compiled from source
+ * (~15-20 ms of a cold start). One that is not listed still loads, only slower; test/v8-flags.test.ts checks the list.
+ */
+export const BOOT_MODULES = [
+  "node:http",
+  "node:assert",
+  "node:worker_threads",
+  "node:dns",
+  "node:cluster",
+  "node:timers/promises",
+  "node:vm",
+] as const;
+
+/**
+ * The daemon's V8 settings, made at the start of `serve()`: before its modules load, which grow the young generation
+ * first. Node's modules the start needs are loaded in between (BOOT_MODULES).
+ */
 export function setDaemonFlags(): void {
-  for (const f of [YOUNG_GENERATION, WASM_BASELINE, OPTIMIZE_FOR_SIZE]) setDaemonFlag(f);
+  setDaemonFlag(YOUNG_GENERATION);
+  for (const m of BOOT_MODULES) process.getBuiltinModule(m);
+  for (const f of [WASM_BASELINE, OPTIMIZE_FOR_SIZE]) setDaemonFlag(f);
 }

@@ -1,6 +1,10 @@
 import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
+import { spawnDaemon } from "../testing/daemon.js";
 
 /** The daemon's V8 settings (host/v8-flags.ts), each checked in a fresh node. */
 const run = promisify(execFile);
@@ -121,5 +125,47 @@ describe("agentd serve: V8 optimised for size", () => {
   it("leaves the flag alone when NODE_OPTIONS names it", async () => {
     const { setDaemonFlag, OPTIMIZE_FOR_SIZE } = await import("../host/v8-flags.js");
     expect(setDaemonFlag(OPTIMIZE_FOR_SIZE, [], "--optimize_for_size")).to.equal(false);
+  });
+});
+
+describe("agentd serve: node's modules compiled from node's code cache", () => {
+  it("loads every node module of its start before the flags that make V8 refuse that cache (BOOT_MODULES)", async () => {
+    // `agentd serve` with a preloaded hook that notes where node's module list stood when the first flag that changes
+    // V8's flag hash was set, and on SIGUSR2 writes the node modules loaded since.
+    const dir = mkdtempSync(join(tmpdir(), "agentd-boot-modules-"));
+    const hook = join(dir, "hook.cjs");
+    const out = join(dir, "modules.json");
+    writeFileSync(
+      hook,
+      `const fs = require("node:fs");
+const v8 = require("node:v8");
+const set = v8.setFlagsFromString;
+let from;
+v8.setFlagsFromString = (flag) => {
+  if (from === undefined && !flag.startsWith("--semi-space")) from = process.moduleLoadList.length;
+  return set(flag);
+};
+process.on("SIGUSR2", () => {
+  const loaded = process.moduleLoadList.slice(from).filter((m) => m.startsWith("NativeModule "));
+  fs.writeFileSync(${JSON.stringify(`${out}.tmp`)}, JSON.stringify({ flagged: from !== undefined, loaded }));
+  fs.renameSync(${JSON.stringify(`${out}.tmp`)}, ${JSON.stringify(out)});
+});`,
+    );
+    const home = join(dir, "home");
+    const daemon = await spawnDaemon(home, {
+      NODE_OPTIONS: `--require ${hook}`,
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    });
+    try {
+      // Before any request (the first one starts the warm-up, which loads more).
+      daemon.child.kill("SIGUSR2");
+      // Another process writes it: poll the file, within a bound.
+      for (let i = 0; i < 400 && !existsSync(out); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(JSON.parse(readFileSync(out, "utf8"))).to.deep.equal({ flagged: true, loaded: [] });
+    } finally {
+      daemon.child.kill("SIGTERM");
+      await daemon.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
