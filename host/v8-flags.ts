@@ -51,7 +51,7 @@ export function setDaemonFlag(
  * it was made with: loaded after `--liftoff-only` and `--optimize-for-size` are set, each is compiled from source
  * (~15-20 ms of a cold start). One that is not listed still loads, only slower; test/v8-flags.test.ts checks the list.
  */
-export const BOOT_MODULES = [
+const BOOT_MODULES = [
   "node:http",
   "node:assert",
   "node:worker_threads",

@@ -9,7 +9,7 @@ import type { ChatResponse } from "./sse-decoder.js";
  * dry-run.ts) or a compressed answer: loaded at start, they were ~7 ms of every cold start (node compiles a module
  * loaded after the daemon set its V8 flags without its own code cache: host/v8-flags.ts).
  */
-const https = () => process.getBuiltinModule("node:https");
+export const httpsModule = () => process.getBuiltinModule("node:https");
 const zlib = () => process.getBuiltinModule("node:zlib");
 
 /** An error status's body is read up to this size for its message. */
@@ -63,7 +63,7 @@ export async function sendChat(
   const payload = JSON.stringify(body);
   const headers = { ...head.headers, "content-length": String(Buffer.byteLength(payload)) };
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    const send = head.target.protocol === "https:" ? https().request : httpRequest;
+    const send = head.target.protocol === "https:" ? httpsModule().request : httpRequest;
     const request = send(head.target, { method: "POST", headers, signal }, (r) => {
       clearTimeout(timer);
       resolve(r);

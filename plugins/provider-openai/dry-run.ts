@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { sendChat } from "./chat-request.js";
+import { httpsModule, sendChat } from "./chat-request.js";
 import { decodeChatStream } from "./sse-decoder.js";
 
 const BODY =
@@ -17,7 +17,7 @@ const BODY =
  * node:https is loaded too (chat-request.ts loads it on first use).
  */
 export async function dryRun(client: OpenAI, sdk: typeof import("openai")): Promise<void> {
-  if (new URL(client.baseURL).protocol === "https:") process.getBuiltinModule("node:https");
+  if (new URL(client.baseURL).protocol === "https:") httpsModule();
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
