@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { Script } from "node:vm";
 
 /** Whether V8 used the code cache of a file loaded by {@link loadWithCodeCache}. */
@@ -35,8 +35,27 @@ function compile(file: string, source: string, cachedData?: Buffer): Script {
 function run(script: Script, file: string): unknown {
   const module = { exports: {} as unknown };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  fn.call(module.exports, module.exports, requireFrom(file), module, file, dirname(file));
   return module.exports;
+}
+
+/** A sibling file required as `./<name>.cjs`, as the build's stand-ins require the module they stand for. */
+const SIBLING = /^\.\/[\w.-]+\.cjs$/;
+/** The siblings loaded so far, by file: each runs once, like a module in require's cache. */
+const siblings = new Map<string, unknown>();
+
+/**
+ * The `require` of a file loaded here: node's, but a sibling `./<name>.cjs` is loaded as the file itself was, with its
+ * code cache (scripts/bundle.ts puts the modules express's tree loads on first use in files of their own).
+ */
+function requireFrom(file: string): NodeJS.Require {
+  const req = createRequire(file);
+  const sibling = (id: string): unknown => {
+    const path = join(dirname(file), id);
+    if (!siblings.has(path)) siblings.set(path, loadWithCodeCache(path).exports);
+    return siblings.get(path);
+  };
+  return Object.assign((id: string) => (SIBLING.test(id) ? sibling(id) : req(id)), req);
 }
 
 /**

@@ -117,9 +117,15 @@ const VENDOR_ENTRIES: Record<string, string> = {
   ajv: 'module.exports = { ajv: require("ajv"), formats: require("ajv-formats") };',
   mcp: `module.exports = [${MCP_SDK_MODULES.map((m) => `require("${m}")`).join(", ")}];`,
 };
+/**
+ * The file a stand-in (below) loads its module from, beside vendor-express.cjs: `vendor-<name>.cjs`, one of the vendor
+ * entries. In express's own file, these modules' code (iconv-lite's tables, mime-db's types: 3/4 of it) was read,
+ * and their functions that the build's training run compiled were deserialised, at every daemon's first request.
+ */
+const standInFile = (name: string) => `./vendor-${name}.cjs`;
 /** A module whose `functions` require the module `name` on their first call. */
 const onFirstCall = (name: string, functions: string[]) => `let real;
-const load = () => (real ??= require(${JSON.stringify(name)}));
+const load = () => (real ??= require(${JSON.stringify(standInFile(name))}));
 for (const name of ${JSON.stringify(functions)}) exports[name] = (...a) => load()[name](...a);`;
 
 /**
@@ -151,9 +157,10 @@ const STAND_INS: Record<string, { requirers: RegExp; source: string }> = {
     source: `const off = () => {};
 off.enabled = false;
 off.extend = () => off;
-module.exports = process.env.DEBUG ? require("debug") : () => off;`,
+module.exports = process.env.DEBUG ? require(${JSON.stringify(standInFile("debug"))}) : () => off;`,
   },
 };
+for (const name of Object.keys(STAND_INS)) VENDOR_ENTRIES[name] = `module.exports = require(${JSON.stringify(name)});`;
 const vendor = await build({
   entryPoints: {
     ...Object.fromEntries(Object.keys(VENDOR_ENTRIES).map((name) => [`vendor-${name}`, `entry:${name}`])),
@@ -180,6 +187,8 @@ const vendor = await build({
             ? { path: args.path, namespace: "stand-in", pluginData: args.resolveDir }
             : undefined,
         );
+        // The stand-ins' own files are loaded at run time (host/code-cache.ts), not bundled into express's.
+        b.onResolve({ filter: /^\.\/vendor-[\w-]+\.cjs$/ }, (args) => ({ path: args.path, external: true }));
         b.onLoad({ filter: /.*/, namespace: "stand-in" }, (args) => ({
           contents: STAND_INS[args.path]?.source,
           loader: "js",

@@ -146,6 +146,30 @@ console.log(JSON.stringify([before, loaded(), typeof parse]));`;
     expect(JSON.parse(stdout)).to.deep.equal([false, true, "function"]);
   });
 
+  it("keeps the modules express loads on first use out of express's file: each is a file of its own, with its code cache", async () => {
+    // Read and deserialised at every daemon's first request, they were 3/4 of express's file (iconv-lite, mime-db).
+    const express = readFileSync(join(BUNDLE_DIR, "vendor-express.cjs"), "utf8");
+    for (const m of ["body-parser", "iconv-lite", "mime-types", "mime-db", "qs", "debug"]) {
+      expect(express).to.not.include(`node_modules/${m}/`);
+    }
+    // As the daemon loads them (host/code-cache.ts), under its V8 flags: the caches the build wrote are taken.
+    const script = `(await import(${JSON.stringify(new URL("../host/v8-flags.js", import.meta.url).href)})).setDaemonFlags();
+const { loadWithCodeCache, recordLoadedScripts } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+recordLoadedScripts();
+const express = loadWithCodeCache(${JSON.stringify(join(BUNDLE_DIR, "vendor-express.cjs"))}).exports;
+const parse = express.json();
+const scripts = [...globalThis[Symbol.for("agentd.code-cache")]];
+console.log(JSON.stringify([typeof parse, scripts.map(([f, s]) => [f.split("/").pop(), s.cachedDataRejected])]));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
+    expect(JSON.parse(stdout)).to.deep.equal([
+      "function",
+      [
+        ["vendor-express.cjs", false],
+        ["vendor-body-parser.cjs", false],
+      ],
+    ]);
+  });
+
   it("starts without node:https, tls, zlib, dns/promises, perf_hooks or BlockList; an https provider's warm-up loads https", async () => {
     // In a fresh node, the bundled daemon as `agentd serve` starts it; its first request starts the warm-up.
     const script = `import { mkdtempSync, rmSync } from "node:fs";
@@ -178,7 +202,10 @@ session.connect();
 const post = (method, params) => new Promise((ok, fail) => session.post(method, params, (e, r) => (e ? fail(e) : ok(r))));
 const MODULES = { mime: "node_modules/mime-types/index.js", qs: "node_modules/qs/lib/index.js", debug: "node_modules/debug/src/index.js" };
 const FILE = ${JSON.stringify(join(BUNDLE_DIR, "vendor-express.cjs"))};
-const source = require("node:fs").readFileSync(FILE, "utf8");
+// Each in a file of its own beside express's, which its stand-in requires.
+const source = ["mime-types", "qs", "debug"]
+  .map((f) => require("node:fs").readFileSync(${JSON.stringify(BUNDLE_DIR)} + "/vendor-" + f + ".cjs", "utf8"))
+  .join("");
 // A function V8 never compiled is not in the coverage: it never ran.
 async function ran() {
   const { result } = await post("Profiler.takePreciseCoverage");

@@ -57,6 +57,31 @@ console.log(JSON.stringify(writeCodeCaches()));`;
     ]);
   });
 
+  it("loads a sibling `./<name>.cjs` that a file requires as it loaded the file, with its cache, once", () => {
+    const [outer, inner] = ["outer", "inner"].map((name) => join(dir, `${name}.cjs`));
+    writeFileSync(
+      outer as string,
+      'exports.base = "outer"; exports.same = require("./inner.cjs") === require("./inner.cjs"); exports.inner = require("./inner.cjs");',
+    );
+    writeFileSync(inner as string, "globalThis.innerRuns = (globalThis.innerRuns ?? 0) + 1; exports.base = 'inner';");
+    writeCodeCache(inner as string);
+    const script = `const { loadWithCodeCache, recordLoadedScripts } = await import(${JSON.stringify(new URL("../host/code-cache.js", import.meta.url).href)});
+recordLoadedScripts();
+const { exports } = loadWithCodeCache(${JSON.stringify(outer)});
+const scripts = [...globalThis[Symbol.for("agentd.code-cache")]].map(([f, s]) => [f.split("/").pop(), s.cachedDataRejected]);
+console.log(JSON.stringify({ same: exports.same, inner: exports.inner.base, runs: globalThis.innerRuns, scripts }));`;
+    expect(JSON.parse(nodeWithoutOptions(script))).to.deep.equal({
+      same: true,
+      inner: "inner",
+      runs: 1,
+      // outer.cjs has no cache (V8 then reports none refused); inner.cjs's was taken.
+      scripts: [
+        ["outer.cjs", null],
+        ["inner.cjs", false],
+      ],
+    });
+  });
+
   it("the build's caches are accepted by a node that set the daemon's V8 flags, as `agentd serve` does", () => {
     const files = readdirSync(BUNDLE_DIR)
       .filter((f) => f.endsWith(".cjs.v8-cache"))
