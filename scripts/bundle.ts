@@ -123,7 +123,7 @@ const VENDOR_ENTRIES: Record<string, string> = {
  * and their functions that the build's training run compiled were deserialised, at every daemon's first request.
  */
 const standInFile = (name: string) => `./vendor-${name}.cjs`;
-/** A module whose `functions` require the module `name` on their first call. */
+/** A module whose `functions` require the module `name` (from its own file, `standInFile`) on their first call. */
 const onFirstCall = (name: string, functions: string[]) => `let real;
 const load = () => (real ??= require(${JSON.stringify(standInFile(name))}));
 for (const name of ${JSON.stringify(functions)}) exports[name] = (...a) => load()[name](...a);`;
