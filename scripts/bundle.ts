@@ -160,6 +160,7 @@ off.extend = () => off;
 module.exports = process.env.DEBUG ? require(${JSON.stringify(standInFile("debug"))}) : () => off;`,
   },
 };
+// Each stand-in's real module: a vendor entry of its own (`standInFile`).
 for (const name of Object.keys(STAND_INS)) VENDOR_ENTRIES[name] = `module.exports = require(${JSON.stringify(name)});`;
 const vendor = await build({
   entryPoints: {
