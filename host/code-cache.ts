@@ -1,5 +1,6 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { createRequire, Module } from "node:module";
+import { isAscii } from "node:buffer";
+import { closeSync, fstatSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
 
@@ -23,15 +24,59 @@ export function recordLoadedScripts(): void {
   registry[LOADED] ??= new Map();
 }
 
+/** A CommonJS module's source is compiled as the function `require` would make of it, with these around it. */
+const HEAD = "(function (exports, require, module, __filename, __dirname) { ";
+const TAIL = "\n});";
+
+/** The bytes of `fd` at `at`, up to `length` of them: how many were read. */
+function readInto(fd: number, buf: Buffer, at: number, length: number): number {
+  let done = 0;
+  for (let n = -1; done < length && n !== 0; done += n) n = readSync(fd, buf, at + done, length - done, done);
+  return done;
+}
+
+/**
+ * A file's source, wrapped (HEAD, the source, TAIL), and its code cache when there is one, read into one buffer: the
+ * source at HEAD's length (the wrapped source is one string, which V8 compiles without first copying it into a flat
+ * one, as it must a concatenation), then, once the source is decoded, the cache at its start. Each page of a new block
+ * costs a fault on its first write (~13 us each on a small VM: ~4 ms per MiB), and this reuses them: the runtime's load
+ * took ~15 ms less (docs/benchmarks.md, issue 27). An ASCII source (the build's files) is decoded as Latin-1, which
+ * skips the UTF-8 decoder.
+ */
+function readScript(file: string, withCache: boolean): { source: string; cachedData?: Buffer } {
+  const fd = openSync(file, "r");
+  let cacheFd: number | undefined;
+  try {
+    try {
+      if (withCache) cacheFd = openSync(codeCacheFile(file), "r");
+    } catch {
+      cacheFd = undefined;
+    }
+    const size = fstatSync(fd).size;
+    const cacheSize = cacheFd === undefined ? 0 : fstatSync(cacheFd).size;
+    const buf = Buffer.allocUnsafeSlow(Math.max(HEAD.length + size + TAIL.length, cacheSize));
+    buf.write(HEAD, 0, "latin1");
+    const end = HEAD.length + readInto(fd, buf, HEAD.length, size);
+    const wrapped = buf.subarray(0, buf.write(TAIL, end, "latin1") + end);
+    const source = wrapped.toString(isAscii(wrapped) ? "latin1" : "utf8");
+    if (cacheFd === undefined) return { source };
+    return { source, cachedData: buf.subarray(0, readInto(cacheFd, buf, 0, cacheSize)) };
+  } finally {
+    closeSync(fd);
+    if (cacheFd !== undefined) closeSync(cacheFd);
+  }
+}
+
+/** Compiles a source that {@link readScript} read (wrapped). */
 function compile(file: string, source: string, cachedData?: Buffer): Script {
   // No `import()` inside: node's loader for such scripts is experimental, and lost once V8 takes the code cache. The
   // runtime imports ES modules through core/import-module.ts (checked by scripts/bundle.ts).
-  const script = new Script(Module.wrap(source), { filename: file, cachedData });
+  const script = new Script(source, { filename: file, cachedData });
   registry[LOADED]?.set(file, script);
   return script;
 }
 
-/** Runs a compiled CommonJS module (`Module.wrap`'s function) as `require` would; its `module.exports`. */
+/** Runs a compiled CommonJS module (the function HEAD and TAIL make of it) as `require` would; its `module.exports`. */
 function run(script: Script, file: string): unknown {
   const module = { exports: {} as unknown };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
@@ -66,19 +111,9 @@ function requireFrom(file: string): NodeJS.Require {
  * With source maps on, `require` loads it. Throws ENOENT when the file is not there.
  */
 export function loadWithCodeCache(file: string): { exports: unknown; cache: CodeCacheUse } {
-  // The cache and the source are each read into one buffer of their size, the cache first. glibc gives such a large
-  // block a mapping of its own, until one has been freed: it then serves blocks up to that size from its heap, where
-  // memory freed stays resident. V8's deserialising of the cache allocates and frees blocks of that order: with the
-  // source's reading (a buffer doubled to ~2 MiB, freed) before it, ~2 MiB of them stayed in RSS.
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = readFileSync(codeCacheFile(file));
-  } catch {
-    cachedData = undefined;
-  }
-  const source = readFileSync(file).toString("utf8");
   // Node maps stack traces through source maps (`--enable-source-maps`) only in what its own loader compiled.
   if (process.sourceMapsEnabled) return { exports: createRequire(file)(file), cache: "none" };
+  const { source, cachedData } = readScript(file, true);
   const script = compile(file, source, cachedData);
   const cache = cachedData === undefined ? "none" : script.cachedDataRejected ? "rejected" : "accepted";
   return { exports: run(script, file), cache };
@@ -95,7 +130,7 @@ function writeCache(file: string, script: Script): void {
  * under the flags it was made with). Made after the module ran, so it holds the functions loading it compiled.
  */
 export function writeCodeCache(file: string): void {
-  const script = compile(file, readFileSync(file, "utf8"));
+  const script = compile(file, readScript(file, false).source);
   run(script, file);
   writeCache(file, script);
 }

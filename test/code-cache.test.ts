@@ -30,6 +30,20 @@ describe("V8 code cache of the pre-bundled CommonJS files (host/code-cache.ts)",
     expect(loadInChild([file], false)).to.deep.equal([{ cache: "rejected", base: "mod.cjs" }]);
   });
 
+  it("reads a source that is not ASCII as UTF-8 (an ASCII one as is), ending in a comment, with its cache", () => {
+    const [utf8, ascii] = ["utf8", "ascii"].map((name) => join(dir, `${name}.cjs`)) as [string, string];
+    writeFileSync(
+      utf8,
+      'exports.base = "Wärting ✓ 😀"; exports.f = function () { return 1; }; // ends here, no newline',
+    );
+    writeFileSync(ascii, 'exports.base = "plain"; exports.f = function () { return 1; }; // ends here, no newline');
+    for (const file of [utf8, ascii]) writeCodeCache(file);
+    expect(loadInChild([utf8, ascii], false)).to.deep.equal([
+      { cache: "accepted", base: "Wärting ✓ 😀" },
+      { cache: "accepted", base: "plain" },
+    ]);
+  });
+
   it("throws ENOENT for a file that is not there (the compiled modules then load from node_modules)", () => {
     expect(() => loadWithCodeCache(join(dir, "absent.cjs")))
       .to.throw()
