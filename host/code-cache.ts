@@ -105,8 +105,9 @@ function requireFrom(file: string): NodeJS.Require {
 
 /**
  * Loads a CommonJS file the build generated beside the bundle (the runtime, express and the modules its stand-ins
- * load, the validators: one file each, see scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then neither parses the source nor compiles
- * the functions that ran when the cache was made (node 20 has no compile cache of its own). A cache V8 refuses
+ * load, the validators: one file each, see scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then
+ * neither parses the source nor compiles the functions that ran when the cache was made (node 20 has no compile cache
+ * of its own). A cache V8 refuses
  * (another node version, other V8 flags: `NODE_OPTIONS`) is ignored and the source compiled, as `require` would.
  * With source maps on, `require` loads it. Throws ENOENT when the file is not there.
  */

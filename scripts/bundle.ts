@@ -14,10 +14,10 @@
  * functions a start, a first request and a first turn run (docs/benchmarks.md, issue 27). Its dynamic imports
  * (a plugin's entry, the MCP SDK) go through `runtime.js`'s own `import()` (core/import-module.ts).
  * A later bare tsc writes the re-exports again, so `agentd serve` and `agentd` then run the compiled modules,
- * together: never a stale bundle next to fresh modules. better-sqlite3 (native) stays in node_modules; express and
- * ajv (required on first use, host/lazy.ts) and the MCP SDK (imported on a first MCP connection, plugins/mcp/sdk.ts)
- * are pre-bundled into one CommonJS file each beside the bundle. The runtime sits one level under dist/ like every
- * entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
+ * together: never a stale bundle next to fresh modules. better-sqlite3's native addon stays in node_modules;
+ * express and ajv (required on first use, host/lazy.ts) and the MCP SDK (imported on a first MCP connection,
+ * plugins/mcp/sdk.ts) are pre-bundled into one CommonJS file each beside the bundle. The runtime sits one level under
+ * dist/ like every entry's source, so paths relative to a module two levels up (`../../package.json`) stay right.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -70,9 +70,11 @@ export { setModuleImporter } from "../core/import-module.js";`,
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
-  // Native; cosmiconfig (loaded only when a config file exists); pg (loaded only with a database URL); the clients
-  // (terminal, ACP): not the daemon, loaded only by their commands.
-  external: ["better-sqlite3", "cosmiconfig", "pg", "../clients/*"],
+  // better-sqlite3's JavaScript is bundled (node's loader took ~10 ms to resolve and compile its dozen files at every
+  // start) and its native addon named where it is opened (plugins/storage-sqlite/database.ts), so `bindings`, which
+  // would look for the addon from the bundle, is never called. cosmiconfig (loaded only when a config file exists);
+  // pg (loaded only with a database URL); the clients (terminal, ACP): not the daemon, loaded only by their commands.
+  external: ["bindings", "cosmiconfig", "pg", "../clients/*"],
   // The modules locate files next to themselves (`import.meta`); the runtime sits where their chunks sat.
   define: { "import.meta.url": "__agentdUrl", "import.meta.dirname": "__dirname" },
   banner: { js: 'var __agentdUrl = require("node:url").pathToFileURL(__filename).href;' },

@@ -129,6 +129,10 @@ describe("bundled build (npm run build: dist/bundle)", () => {
     const loaded = daemon?.stderr() ?? "";
     expect(loaded).to.include("MODULE");
     expect(loaded).to.not.match(/node_modules\/(express|body-parser|ajv)\//);
+    // better-sqlite3's JavaScript is the runtime's too; only its native addon loads from node_modules, by its path
+    // (the `bindings` package, which would search for it from the bundle's folder, is never loaded).
+    expect(loaded).to.not.match(/node_modules\/(better-sqlite3\/lib|bindings)\//);
+    expect(loaded).to.match(/load "[^"]*node_modules\/better-sqlite3\/build\/Release\/better_sqlite3\.node"/);
     // The runtime runs as a node:vm script: the probe plugin's entry was imported through the runtime's loader, not
     // through node's experimental loader for such scripts, which warns.
     expect(loaded).to.not.include("ExperimentalWarning");

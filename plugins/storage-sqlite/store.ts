@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type {
   EventBatch,
   EventToAppend,
@@ -17,6 +17,7 @@ import type {
 } from "../../core/index.js";
 import { directoryRange } from "../../core/index.js";
 import { ContextCache, messageChars } from "./context-cache.js";
+import { openDatabase } from "./database.js";
 import { IndexMerger } from "./index-merger.js";
 import { migrate } from "./migrations.js";
 import { type MessageRaw, messageFromRaw, sessionFromRow, sessionToParams } from "./rows.js";
@@ -36,7 +37,7 @@ export function openSqliteStore(file: string): SqliteSessionStore {
     // SQLite gives the -wal and -shm files the mode of the database: created 0600, they are the user's alone.
     closeSync(openSync(file, "a", 0o600));
   }
-  const db = new Database(file, { timeout: 5000 });
+  const db = openDatabase(file, { timeout: 5000 });
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");

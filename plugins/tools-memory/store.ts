@@ -1,4 +1,5 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openDatabase } from "../storage-sqlite/database.js";
 
 export interface MemoryNote {
   id: number;
@@ -71,7 +72,7 @@ export class MemoryStore {
   private constructor(private readonly db: Database.Database) {}
 
   static open(file: string): MemoryStore {
-    const db = new Database(file);
+    const db = openDatabase(file);
     db.pragma("journal_mode = WAL");
     db.pragma("busy_timeout = 5000");
     const version = db.pragma("user_version", { simple: true }) as number;
