@@ -1,4 +1,3 @@
-import { isAscii } from "node:buffer";
 import { closeSync, fstatSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -24,6 +23,10 @@ export function recordLoadedScripts(): void {
   registry[LOADED] ??= new Map();
 }
 
+// Not imported: node's ES module view of node:buffer reads every export when it is made, which loads node:buffer's
+// `File` (after the daemon's V8 flags, so compiled from source: host/v8-flags.ts).
+const { isAscii } = process.getBuiltinModule("node:buffer");
+
 /** A CommonJS module's source is compiled as the function `require` would make of it, with these around it. */
 const HEAD = "(function (exports, require, module, __filename, __dirname) { ";
 const TAIL = "\n});";
@@ -31,7 +34,11 @@ const TAIL = "\n});";
 /** The bytes of `fd` at `at`, up to `length` of them: how many were read. */
 function readInto(fd: number, buf: Buffer, at: number, length: number): number {
   let done = 0;
-  for (let n = -1; done < length && n !== 0; done += n) n = readSync(fd, buf, at + done, length - done, done);
+  while (done < length) {
+    const n = readSync(fd, buf, at + done, length - done, done);
+    if (n === 0) break;
+    done += n;
+  }
   return done;
 }
 
@@ -39,7 +46,7 @@ function readInto(fd: number, buf: Buffer, at: number, length: number): number {
  * A file's source, wrapped (HEAD, the source, TAIL), and its code cache when there is one, read into one buffer: the
  * source at HEAD's length (the wrapped source is one string, which V8 compiles without first copying it into a flat
  * one, as it must a concatenation), then, once the source is decoded, the cache at its start. Each page of a new block
- * costs a fault on its first write (~13 us each on a small VM: ~4 ms per MiB), and this reuses them: the runtime's load
+ * costs a fault on its first write (~13 us each on a small VM: ~3 ms per MiB), and this reuses them: the runtime's load
  * took ~15 ms less (docs/benchmarks.md, issue 27). An ASCII source (the build's files) is decoded as Latin-1, which
  * skips the UTF-8 decoder.
  */
@@ -107,9 +114,8 @@ function requireFrom(file: string): NodeJS.Require {
  * Loads a CommonJS file the build generated beside the bundle (the runtime, express and the modules its stand-ins
  * load, the validators: one file each, see scripts/bundle.ts) with the V8 code cache the build wrote for it: V8 then
  * neither parses the source nor compiles the functions that ran when the cache was made (node 20 has no compile cache
- * of its own). A cache V8 refuses
- * (another node version, other V8 flags: `NODE_OPTIONS`) is ignored and the source compiled, as `require` would.
- * With source maps on, `require` loads it. Throws ENOENT when the file is not there.
+ * of its own). A cache V8 refuses (another node version, other V8 flags: `NODE_OPTIONS`) is ignored and the source
+ * compiled, as `require` would. With source maps on, `require` loads it. Throws ENOENT when the file is not there.
  */
 export function loadWithCodeCache(file: string): { exports: unknown; cache: CodeCacheUse } {
   // Node maps stack traces through source maps (`--enable-source-maps`) only in what its own loader compiled.
