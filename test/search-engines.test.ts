@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import {
+  fileTimes,
   RIPGREP_ENV,
   resetSearchEngine,
   type SearchEngineName,
@@ -169,6 +170,17 @@ describe("search engines (ripgrep and the JavaScript fallback agree)", function 
     expect(listed.indexOf("unicode/\uE000.txt")).to.be.lessThan(listed.indexOf("unicode/𝒳.txt"));
     await both((e) => tools(e).glob.execute({ pattern: "*.ts", path: "src" }, ctxFor(repo)));
     await both((e) => tools(e).glob.execute({ pattern: "*.txt", path: "build" }, ctxFor(repo)));
+  });
+
+  it("dates regular files only, by lstat: a directory or a link is null, a path that is gone undefined", async () => {
+    const times = await fileTimes(repo, ["a.txt", "a", "link-in.ts", "gone.txt", "a/b.txt"]);
+    expect(times).to.deep.equal([
+      lstatSync(path.join(repo, "a.txt")).mtimeMs,
+      null,
+      null,
+      undefined,
+      lstatSync(path.join(repo, "a/b.txt")).mtimeMs,
+    ]);
   });
 
   it("grep finds the same matches in the same order on both engines", async () => {

@@ -12,13 +12,19 @@ const CALLS_PER_SLICE = 256;
 const PROC_FD = "/proc/self/fd";
 const hasProcFd = existsSync(PROC_FD);
 
-/** lstat of each path below `base` (undefined when it is gone or unreadable), in the order given. */
-export async function lstatAll(base: string, rels: readonly string[]): Promise<Array<Stats | undefined>> {
-  const out: Array<Stats | undefined> = [];
+/**
+ * The modification time (ms) of each path below `base` that is a regular file, by lstat (a link is never followed), in
+ * the order given: null for anything else, undefined when it is gone or unreadable. Numbers, not the `Stats`: a
+ * listing's thousands of `Stats` (each with four `Date`s) would live, and be copied by each young-generation
+ * collection, until the caller is done with all of them.
+ */
+export async function fileTimes(base: string, rels: readonly string[]): Promise<Array<number | null | undefined>> {
+  const out: Array<number | null | undefined> = [];
   for (let i = 0; i < rels.length; i++) {
     if (i > 0 && i % CALLS_PER_SLICE === 0) await yieldToLoop();
     // A listed path is already relative and normal: joined by hand (path.join normalises it again, per file).
-    out.push(lstatSync(`${base}/${rels[i] as string}`, { throwIfNoEntry: false }));
+    const st = lstatSync(`${base}/${rels[i] as string}`, { throwIfNoEntry: false });
+    out.push(st === undefined ? undefined : st.isFile() ? st.mtimeMs : null);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 export { admit } from "./admit.js";
-export { confirmInside, lstatAll } from "./confirm.js";
+export { confirmInside, fileTimes } from "./confirm.js";
 export {
   RIPGREP_ENV,
   resetSearchEngine,

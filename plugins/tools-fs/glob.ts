@@ -5,7 +5,7 @@ import {
   comparePaths,
   confirmInside,
   defineTool,
-  lstatAll,
+  fileTimes,
   type SearchEngineName,
   type SearchState,
   T,
@@ -104,12 +104,12 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       };
       // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. Done while ripgrep still
       // lists. A name that is not UTF-8 is found through confirmInside (by its bytes).
-      const visited = await visitFiles(base, opts, state, (batch) => lstatAll(base, batch));
+      const visited = await visitFiles(base, opts, state, (batch) => fileTimes(base, batch));
       const listed = visited.length;
       const unnamed: string[] = [];
-      for (const [rel, st] of visited) {
-        if (!st) unnamed.push(rel);
-        else if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+      for (const [rel, mtime] of visited) {
+        if (mtime === undefined) unnamed.push(rel);
+        else if (mtime !== null) dated.push({ rel, mtime });
       }
       for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
         if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
