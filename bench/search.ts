@@ -1,12 +1,15 @@
 /**
  * Section 7: the agent's search tools on a large tree (a copy of this project's node_modules, ~20,000 files, in a
  * git repository), the three queries of issue 27, next to ripgrep itself run the way a user runs it in a terminal
- * (`rg PATTERN`, `rg --files -g GLOB`, output read through a pipe). The tools run in-process (the same code a turn
- * runs, without the turn); each figure is the median of interleaved trials on a warm page cache. The JavaScript
- * engine (no ripgrep) is measured once per query, for reference.
+ * (`rg PATTERN`, `rg --files -g GLOB`, output read through a pipe). The tools run in a process of their own under the
+ * V8 flags `agentd serve` sets (search-child.ts): the code a turn runs, without the turn, with the daemon's garbage
+ * collection; ripgrep is spawned from the same process. Each figure is the median of interleaved trials on a warm page
+ * cache. The JavaScript engine (no ripgrep) is measured once per query, for reference.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import type { ToolDefinition } from "../core/index.js";
 import { searchEngine } from "../core/index.js";
 import { createFsTools } from "../plugins/tools-fs/index.js";
@@ -77,7 +80,17 @@ async function timeTool(tool: ToolDefinition, cwd: string, args: Record<string, 
   return { ms: now() - t, meta: r.meta as Record<string, unknown> };
 }
 
+/** The section, measured in a child process under the daemon's V8 flags (search-child.ts). */
 export async function searchBench(sourceTree: string, reps: number): Promise<SearchResult> {
+  const child = fileURLToPath(new URL("./search-child.js", import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [child, sourceTree, String(reps)], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as SearchResult;
+}
+
+/** The section in this process (search-child.ts runs it once it has set the daemon's flags). */
+export async function measureSearch(sourceTree: string, reps: number): Promise<SearchResult> {
   const info = searchEngine();
   if (info.engine !== "ripgrep" || !info.path) throw new Error(`ripgrep is needed for this section (${info.reason})`);
   const rg = info.path;
