@@ -1,6 +1,8 @@
 import { mkdir, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
+import picomatch from "picomatch";
+import { compileGlob } from "../plugins/tools-fs/glob.js";
 import { createFsTools } from "../plugins/tools-fs/index.js";
 import { ctxFor, errorOf, ok, toolsFsFixture } from "./support/tools-fs.js";
 
@@ -31,6 +33,21 @@ describe("tools-fs", function () {
   });
 
   describe("glob", () => {
+    it("matches a path exactly as picomatch's own matcher does (the filter tests the same regular expression)", () => {
+      const patterns = ["*.ts", "**/*.d.ts", "src/**/*.ts", "*.{json,yaml}", "a[b].ts", "**/a[b].ts", "!(*.js)"];
+      patterns.push("*.+(ts|js)", "src/*", "**", "*", "x/**/y/*.md", ".hidden", "**/.git*", "?.ts", "[!a]*.ts");
+      patterns.push("\\*.ts", "**/foo/**", "./src/*.ts", "@(a|b).ts", "{a,b}/**/c.ts", "src/[a-c]/*.ts");
+      const paths = ["a.ts", "src/a.ts", "src/x/b.d.ts", "b.d.ts", "c/d.yaml", "a[b].ts", "x/a[b].ts", "x.js"];
+      paths.push("src/q/r", "x/y/z.md", "x/k/y/z.md", ".hidden", "d/.hidden", "p/.github", "*.ts", "x/foo/y");
+      paths.push("a/z/c.ts", "b/c.ts", "src/b/x.ts", "src/d/x.ts", "a.ts/", "", "/", "\u00e9/\uFFFD.ts");
+      for (const pattern of patterns) {
+        const clean = pattern.replace(/^\.\//, "");
+        const reference = picomatch(clean, { dot: true, basename: !clean.includes("/") });
+        const mine = compileGlob(pattern);
+        for (const rel of paths) expect(mine(rel), `${pattern} on "${rel}"`).to.equal(reference(rel));
+      }
+    });
+
     it("finds files at any depth, respects .gitignore and skips .git and symbolic links", async () => {
       const text = ok(await run(fx.tools.glob, { pattern: "*.ts" }));
       expect(text.split("\n")).to.include.members(["src/a.ts", "src/nested/deep/b.ts"]).and.not.include("link-in.ts");

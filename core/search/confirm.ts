@@ -3,7 +3,17 @@
  * loop runs again): on a busy thread pool one lstat through it costs several times the call itself, and a listing
  * has thousands.
  */
-import { closeSync, constants, existsSync, lstatSync, openSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  type Stats,
+} from "node:fs";
 import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { isInside } from "../paths.js";
@@ -44,14 +54,49 @@ function openedDir(dir: string): { fd: number; at(name: string | Buffer): string
   }
 }
 
+/** A confirmed entry's kind: an lstat's `Stats`, or the directory entry read with its directory. */
+export type EntryKind = Pick<Stats, "isFile" | "isDirectory">;
+
+/**
+ * A directory is read whole (one `getdents` for many entries) instead of an lstat per name when it is small next to
+ * the names wanted from it: at most this many bytes of directory (its st_size; ~30-40 bytes per entry on ext4, tmpfs,
+ * btrfs or XFS) per name. A directory of many entries holding few of the names costs no more than their lstats.
+ */
+const DIR_BYTES_PER_NAME = 1024;
+/** Fewer names than this are lstat'ed: reading a directory takes an fstat, an open, two getdents and a close. */
+const MIN_NAMES_TO_READ = 4;
+
+/** The kinds of `names` in the opened directory, read whole; undefined when it is too large for that to pay. */
+function entriesOf(d: ReturnType<typeof openedDir>, names: readonly string[]): Map<string, EntryKind> | undefined {
+  if (names.length < MIN_NAMES_TO_READ || fstatSync(d.fd).size > names.length * DIR_BYTES_PER_NAME) return undefined;
+  const wanted = new Set(names);
+  const kinds = new Map<string, EntryKind>();
+  // Decoded as ripgrep's and the walk's names are (UTF-8, U+FFFD for bytes that are not): the same strings.
+  for (const e of readdirSync(d.at(".") as string, { withFileTypes: true })) {
+    if (wanted.has(e.name)) kinds.set(e.name, e);
+  }
+  return kinds;
+}
+
 /**
  * Confirms listed paths before anything about them is shown: each parent directory is opened and its descriptor's
- * real path must lie inside `root` (a realpath); the entry is then lstat'ed through that descriptor. A path whose
- * directory was swapped for a link to somewhere else while ripgrep (which reads by path) listed it, or that is gone,
- * is dropped. A name that is not UTF-8 (it reaches JavaScript with U+FFFD in it) is found again by its bytes.
- * Returns the lstat of every confirmed path, in the order given.
+ * real path must lie inside `root` (a realpath); the entry is then found through that descriptor (an lstat, or the
+ * directory read whole when it holds few entries besides the names, see DIR_BYTES_PER_NAME). A path whose directory
+ * was swapped for a link to somewhere else while ripgrep (which reads by path) listed it, or that is gone, is
+ * dropped. A name that is not UTF-8 (it reaches JavaScript with U+FFFD in it) is found again by its bytes. Returns
+ * the kind of every confirmed path, in the order given; with `stats`, its lstat.
  */
-export async function confirmInside(root: string, rels: readonly string[]): Promise<Array<[string, Stats]>> {
+export async function confirmInside(
+  root: string,
+  rels: readonly string[],
+  opts: { stats: true },
+): Promise<Array<[string, Stats]>>;
+export async function confirmInside(root: string, rels: readonly string[]): Promise<Array<[string, EntryKind]>>;
+export async function confirmInside(
+  root: string,
+  rels: readonly string[],
+  opts: { stats?: boolean } = {},
+): Promise<Array<[string, EntryKind]>> {
   const byDir = new Map<string, string[]>();
   for (const rel of rels) {
     const cut = rel.lastIndexOf("/");
@@ -60,7 +105,7 @@ export async function confirmInside(root: string, rels: readonly string[]): Prom
     if (names.length === 0) byDir.set(dir, names);
     names.push(rel.slice(cut + 1));
   }
-  const found = new Map<string, Stats>();
+  const found = new Map<string, EntryKind>();
   let calls = 0;
   for (const [dir, names] of byDir) {
     calls += names.length + 3;
@@ -76,12 +121,21 @@ export async function confirmInside(root: string, rels: readonly string[]): Prom
     }
     try {
       if (!isInside(root, d.real)) continue;
+      const key = (name: string) => (dir === "" ? name : `${dir}/${name}`);
+      const entries = opts.stats ? undefined : entriesOf(d, names);
+      if (entries) {
+        for (const name of names) {
+          const e = entries.get(name);
+          if (e) found.set(key(name), e);
+        }
+        continue;
+      }
       const raw = names.some((n) => n.includes("\uFFFD"))
         ? new Map(readdirSync(d.at(".") as string, { encoding: "buffer" }).map((b) => [b.toString("utf8"), b]))
         : undefined;
       for (const name of names) {
         const st = lstatSync(d.at(raw?.get(name) ?? name), { throwIfNoEntry: false });
-        if (st) found.set(dir === "" ? name : `${dir}/${name}`, st);
+        if (st) found.set(key(name), st);
       }
     } catch {
       // unreadable: nothing of it is confirmed
@@ -89,7 +143,7 @@ export async function confirmInside(root: string, rels: readonly string[]): Prom
       closeSync(d.fd);
     }
   }
-  const out: Array<[string, Stats]> = [];
+  const out: Array<[string, EntryKind]> = [];
   for (const rel of rels) {
     const st = found.get(rel);
     if (st) out.push([rel, st]);

@@ -105,6 +105,20 @@ export async function* listFiles(root: string, opts: SearchOptions, state: Searc
   yield* capped(root, await sortedWhole(ripgrepPaths(rg, root, args, opts.signal), opts), opts, state);
 }
 
+/** Files and what was found out about each (`found[i]` of `rels[i]`): two arrays, not a pair object per file. */
+export interface Visited<T> {
+  rels: string[];
+  found: T[];
+}
+
+/** Keeps the first `n` of `v` in comparePaths order. */
+function keepFirst<T>(v: Visited<T>, n: number): Visited<T> {
+  const order = Array.from(v.rels.keys())
+    .sort((i, j) => comparePaths(v.rels[i] as string, v.rels[j] as string))
+    .slice(0, n);
+  return { rels: order.map((i) => v.rels[i] as string), found: order.map((i) => v.found[i] as T) };
+}
+
 /**
  * Every file below `root` (as listFiles lists it, the first maxFiles in comparePaths order), each with what `visit`
  * found out about it (`visit` returns one value per path, in the order given), in no particular order: the caller
@@ -118,36 +132,34 @@ export async function visitFiles<T>(
   opts: Omit<SearchOptions, "whole">,
   state: SearchState,
   visit: (rels: string[]) => Promise<T[]>,
-): Promise<Array<[string, T]>> {
-  const out: Array<[string, T]> = [];
+): Promise<Visited<T>> {
+  let out: Visited<T> = { rels: [], found: [] };
+  const add = (batch: string[], found: T[]) => {
+    for (let i = 0; i < batch.length; i++) {
+      out.rels.push(batch[i] as string);
+      out.found.push(found[i] as T);
+    }
+  };
   const rg = ripgrepPath(opts);
   state.engine = rg ? "ripgrep" : "javascript";
   if (!rg) {
-    for await (const batch of capped(root, walkFiles(root, opts.signal), opts, state)) {
-      const found = await visit(batch);
-      for (let i = 0; i < batch.length; i++) out.push([batch[i] as string, found[i] as T]);
-    }
+    for await (const batch of capped(root, walkFiles(root, opts.signal), opts, state)) add(batch, await visit(batch));
     return out;
   }
   const args = ["--files", ...LISTING_FLAGS];
   if (opts.ripgrepGlob !== undefined) args.push("--type-add", `only:${opts.ripgrepGlob}`, "--type", "only");
-  const byPath = (a: [string, T], b: [string, T]) => comparePaths(a[0], b[0]);
   for await (const batch of ripgrepPaths(rg, root, args, opts.signal)) {
     const kept = batch.filter((rel) => admit(root, rel, opts.hidden) && (!opts.only || opts.only(rel)));
     if (kept.length === 0) continue;
     const found = await visit(kept);
     opts.signal.throwIfAborted();
-    for (let i = 0; i < kept.length; i++) out.push([kept[i] as string, found[i] as T]);
+    add(kept, found);
     // Memory bounded by twice the cap: only the first maxFiles (plus one, to tell there are more) can be kept.
-    if (out.length > opts.maxFiles * 2) {
-      out.sort(byPath);
-      out.length = opts.maxFiles + 1;
-    }
+    if (out.rels.length > opts.maxFiles * 2) out = keepFirst(out, opts.maxFiles + 1);
   }
-  if (out.length > opts.maxFiles) {
-    out.sort(byPath);
+  if (out.rels.length > opts.maxFiles) {
     state.truncated = true;
-    out.length = opts.maxFiles;
+    out = keepFirst(out, opts.maxFiles);
   }
   return out;
 }

@@ -31,11 +31,23 @@ export function checkPattern(pattern: string, key: string): void {
 
 /**
  * A glob filter over root-relative paths (picomatch). A pattern without "/" matches the file name at any depth
- * ("*.ts" finds src/a/b.ts), like .gitignore and ripgrep; a pattern with "/" is anchored at the root.
+ * ("*.ts" finds src/a/b.ts), like .gitignore and ripgrep; a pattern with "/" is anchored at the root. The same test
+ * as picomatch's matcher (a path equal to the pattern matches as is, an empty one never), made through the regular
+ * expression's `test`: the matcher builds two result objects and a match array per path, and a listing tests tens
+ * of thousands.
  */
 export function compileGlob(pattern: string): (rel: string) => boolean {
   const clean = pattern.replace(/^\.\//, "");
-  return picomatch(clean, { dot: true, basename: !clean.includes("/") });
+  const base = !clean.includes("/");
+  const re = picomatch.makeRe(clean, { dot: true, basename: base });
+  if (base) return (rel) => rel === clean || (rel !== "" && re.test(lastSegment(rel)));
+  return (rel) => rel === clean || (rel !== "" && re.test(rel));
+}
+
+/** The last non-empty "/"-separated segment, as picomatch takes a path's base name. */
+function lastSegment(rel: string): string {
+  const end = rel.endsWith("/") ? rel.length - 1 : rel.length;
+  return rel.slice(rel.lastIndexOf("/", end - 1) + 1, end);
 }
 
 /**
@@ -93,7 +105,6 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
 
       const matches = compileGlob(pattern);
       const state: SearchState = { engine: "javascript", truncated: false };
-      const dated: Array<{ rel: string; mtime: number }> = [];
       const opts = {
         signal: ctx.signal,
         hidden: ctx.isHidden,
@@ -105,18 +116,35 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       // lstat: a file swapped for a link meanwhile is dropped, never dated by its target. Done while ripgrep still
       // lists. A name that is not UTF-8 is found through confirmInside (by its bytes).
       const visited = await visitFiles(base, opts, state, (batch) => fileTimes(base, batch));
-      const listed = visited.length;
+      const listed = visited.rels.length;
+      // The matches and their times in two arrays (the times unboxed), ordered through their indices: a listing's
+      // thousands of pairs would each be an object, collected and copied by the young generation meanwhile.
+      const rels: string[] = [];
+      const times: number[] = [];
       const unnamed: string[] = [];
-      for (const [rel, mtime] of visited) {
-        if (mtime === undefined) unnamed.push(rel);
-        else if (mtime !== null) dated.push({ rel, mtime });
+      for (let i = 0; i < listed; i++) {
+        const mtime = visited.found[i];
+        if (mtime === undefined) unnamed.push(visited.rels[i] as string);
+        else if (mtime !== null) {
+          rels.push(visited.rels[i] as string);
+          times.push(mtime);
+        }
       }
-      for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed) : []) {
-        if (st.isFile()) dated.push({ rel, mtime: st.mtimeMs });
+      for (const [rel, st] of unnamed.length > 0 ? await confirmInside(base, unnamed, { stats: true }) : []) {
+        if (st.isFile()) {
+          rels.push(rel);
+          times.push(st.mtimeMs);
+        }
       }
-      dated.sort((a, b) => b.mtime - a.mtime || comparePaths(a.rel, b.rel));
+      const newest: number[] = [];
+      for (let i = 0; i < rels.length; i++) newest.push(i);
+      newest.sort((i, j) => {
+        const a = times[i] as number;
+        const b = times[j] as number;
+        return a > b ? -1 : a < b ? 1 : comparePaths(rels[i] as string, rels[j] as string);
+      });
 
-      if (dated.length === 0) {
+      if (rels.length === 0) {
         const note = state.truncated ? ` (only the first ${listed} files were examined)` : "";
         return {
           content: `No files match "${pattern}" in ${display}${note}.`,
@@ -129,16 +157,16 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       const prefix = displayPath(root, base);
       const show = (rel: string) =>
         prefix === "." ? rel : prefix.endsWith("/") ? `${prefix}${rel}` : `${prefix}/${rel}`;
-      for (let i = 0; shown.length < limit && i < dated.length; i += limit) {
-        const next = dated.slice(i, i + limit).map((d) => d.rel);
+      for (let i = 0; shown.length < limit && i < newest.length; i += limit) {
+        const next = newest.slice(i, i + limit).map((k) => rels[k] as string);
         for (const [rel] of await confirmInside(base, next)) {
           if (shown.length < limit) shown.push(show(rel));
         }
       }
       const notes: string[] = [];
-      if (dated.length > limit) {
+      if (rels.length > limit) {
         notes.push(
-          `[Showing the ${limit} newest of ${dated.length} matches. Narrow the pattern or path to see others.]`,
+          `[Showing the ${limit} newest of ${rels.length} matches. Narrow the pattern or path to see others.]`,
         );
       }
       if (state.truncated) {
@@ -146,7 +174,7 @@ export function createGlobTool(limits: FsLimits, engine?: SearchEngineName): Too
       }
       return {
         content: shown.join("\n") + (notes.length ? `\n\n${notes.join("\n")}` : ""),
-        meta: { count: dated.length, shown: shown.length, engine: state.engine },
+        meta: { count: rels.length, shown: shown.length, engine: state.engine },
       };
     },
   });
