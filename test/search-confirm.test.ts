@@ -6,8 +6,8 @@ import { confirmInside } from "../core/index.js";
 
 /*
  * confirmInside finds each listed name again through its opened directory, whose real path must lie inside the root:
- * by an lstat per name, or, for a directory small next to the names wanted from it, by reading the directory once.
- * Both ways must confirm exactly the same names, with their kinds.
+ * by an lstat per name, or, when several names are wanted from it, by reading the directory (up to 32 entries per
+ * name; the names not reached by then are lstat'ed). Every way must confirm exactly the same names, with their kinds.
  */
 describe("search: confirming listed paths inside the root", () => {
   let tmp: string;
@@ -22,7 +22,7 @@ describe("search: confirming listed paths inside the root", () => {
     outside = path.join(tmp, "outside");
     mkdirSync(outside);
     for (const n of ["f0", "f1", "f2", "f3", "f4", "f5"]) writeFileSync(path.join(outside, n), "secret");
-    // A small directory (read whole when four or more of its names are wanted).
+    // A small directory (read to its end when four or more of its names are wanted).
     mkdirSync(path.join(root, "small/sub"), { recursive: true });
     for (const n of ["f0", "f1", "f2", "f3", "f4", "f5"]) writeFileSync(path.join(root, "small", n), n);
     symlinkSync("f0", path.join(root, "small/link"));
@@ -31,7 +31,7 @@ describe("search: confirming listed paths inside the root", () => {
       Buffer.concat([Buffer.from(path.join(root, "small/bad-")), Buffer.from([0xff]), Buffer.from(".txt")]),
       "x",
     );
-    // A large directory (its entries far outnumber the names wanted: each is lstat'ed).
+    // A large directory (its entries far outnumber the names wanted: reading stops early, the rest are lstat'ed).
     mkdirSync(path.join(root, "large"));
     for (let i = 0; i < 600; i++) writeFileSync(path.join(root, "large", `entry-with-a-long-name-${i}`), "");
     // A directory that is a link to outside the root.
@@ -40,7 +40,7 @@ describe("search: confirming listed paths inside the root", () => {
 
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it("confirms the names of a small directory, read once, with their kinds; gone names are dropped", async () => {
+  it("confirms the names of a small directory, read through, with their kinds; gone names are dropped", async () => {
     const rels = ["small/f0", "small/f1", "small/sub", "small/link", "small/gone", "small/f5", "small/bad-\uFFFD.txt"];
     expect(kinds(await confirmInside(root, rels))).to.deep.equal([
       ["small/f0", "file"],
@@ -52,7 +52,7 @@ describe("search: confirming listed paths inside the root", () => {
     ]);
   });
 
-  it("confirms the names of a large directory one by one, the same way", async () => {
+  it("confirms the names of a large directory, read in part and the rest lstat'ed, the same way", async () => {
     const rels = ["large/entry-with-a-long-name-3", "large/nope", "large/entry-with-a-long-name-599"];
     rels.push("large/entry-with-a-long-name-10", "large/entry-with-a-long-name-11");
     expect(kinds(await confirmInside(root, rels))).to.deep.equal([

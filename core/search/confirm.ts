@@ -7,8 +7,8 @@ import {
   closeSync,
   constants,
   existsSync,
-  fstatSync,
   lstatSync,
+  opendirSync,
   openSync,
   readdirSync,
   readlinkSync,
@@ -58,30 +58,51 @@ function openedDir(dir: string): { fd: number; at(name: string | Buffer): string
 export type EntryKind = Pick<Stats, "isFile" | "isDirectory">;
 
 /**
- * A directory is read whole (one `getdents` for many entries) instead of an lstat per name when it is small next to
- * the names wanted from it: at most this many bytes of directory (its st_size; ~30-40 bytes per entry on ext4, tmpfs,
- * btrfs or XFS) per name. A directory of many entries holding few of the names costs no more than their lstats.
+ * A directory holding several of the names wanted from it is read (`getdents`: many entries per system call) instead
+ * of an lstat per name, until every name is found or ENTRIES_PER_NAME entries per name are read; a name not reached
+ * by then is lstat'ed. So a directory of many entries holding few of the names costs at most a little reading more
+ * than their lstats, whatever its file system reports as its size.
  */
-const DIR_BYTES_PER_NAME = 1024;
-/** Fewer names than this are lstat'ed: reading a directory takes an fstat, an open, two getdents and a close. */
+const ENTRIES_PER_NAME = 32;
+/** Fewer names than this are lstat'ed: reading a directory takes an open, a `getdents` or two and a close. */
 const MIN_NAMES_TO_READ = 4;
 
-/** The kinds of `names` in the opened directory, read whole; undefined when it is too large for that to pay. */
-function entriesOf(d: ReturnType<typeof openedDir>, names: readonly string[]): Map<string, EntryKind> | undefined {
-  if (names.length < MIN_NAMES_TO_READ || fstatSync(d.fd).size > names.length * DIR_BYTES_PER_NAME) return undefined;
+/** `names` looked up by reading the opened directory: the kinds of those found, and those it did not reach. */
+function readNames(
+  d: ReturnType<typeof openedDir>,
+  names: readonly string[],
+): { kinds: Map<string, EntryKind>; unread: readonly string[] } {
   const wanted = new Set(names);
   const kinds = new Map<string, EntryKind>();
-  // Decoded as ripgrep's and the walk's names are (UTF-8, U+FFFD for bytes that are not): the same strings.
-  for (const e of readdirSync(d.at(".") as string, { withFileTypes: true })) {
-    if (wanted.has(e.name)) kinds.set(e.name, e);
+  let budget = names.length * ENTRIES_PER_NAME;
+  let whole = false;
+  const dir = opendirSync(d.at(".") as string, { bufferSize: 256 });
+  try {
+    // Decoded as ripgrep's and the walk's names are (UTF-8, U+FFFD for bytes that are not): the same strings.
+    for (let e = dir.readSync(); ; e = dir.readSync()) {
+      if (e === null) {
+        whole = true;
+        break;
+      }
+      if (wanted.has(e.name)) {
+        kinds.set(e.name, e);
+        if (kinds.size === wanted.size) {
+          whole = true;
+          break;
+        }
+      }
+      if (--budget === 0) break;
+    }
+  } finally {
+    dir.closeSync();
   }
-  return kinds;
+  return { kinds, unread: whole ? [] : names.filter((n) => !kinds.has(n)) };
 }
 
 /**
  * Confirms listed paths before anything about them is shown: each parent directory is opened and its descriptor's
- * real path must lie inside `root` (a realpath); the entry is then found through that descriptor (an lstat, or the
- * directory read whole when it holds few entries besides the names, see DIR_BYTES_PER_NAME). A path whose directory
+ * real path must lie inside `root` (a realpath); the entry is then found through that descriptor (by reading the
+ * directory when several names are wanted from it, see ENTRIES_PER_NAME, else an lstat). A path whose directory
  * was swapped for a link to somewhere else while ripgrep (which reads by path) listed it, or that is gone, is
  * dropped. A name that is not UTF-8 (it reaches JavaScript with U+FFFD in it) is found again by its bytes. Returns
  * the kind of every confirmed path, in the order given; with `stats`, its lstat.
@@ -122,18 +143,16 @@ export async function confirmInside(
     try {
       if (!isInside(root, d.real)) continue;
       const key = (name: string) => (dir === "" ? name : `${dir}/${name}`);
-      const entries = opts.stats ? undefined : entriesOf(d, names);
-      if (entries) {
-        for (const name of names) {
-          const e = entries.get(name);
-          if (e) found.set(key(name), e);
-        }
-        continue;
+      let todo: readonly string[] = names;
+      if (!opts.stats && names.length >= MIN_NAMES_TO_READ) {
+        const { kinds, unread } = readNames(d, names);
+        for (const [name, e] of kinds) found.set(key(name), e);
+        todo = unread;
       }
-      const raw = names.some((n) => n.includes("\uFFFD"))
+      const raw = todo.some((n) => n.includes("\uFFFD"))
         ? new Map(readdirSync(d.at(".") as string, { encoding: "buffer" }).map((b) => [b.toString("utf8"), b]))
         : undefined;
-      for (const name of names) {
+      for (const name of todo) {
         const st = lstatSync(d.at(raw?.get(name) ?? name), { throwIfNoEntry: false });
         if (st) found.set(key(name), st);
       }
