@@ -59,44 +59,35 @@ export type EntryKind = Pick<Stats, "isFile" | "isDirectory">;
 
 /**
  * A directory holding several of the names wanted from it is read (`getdents`: many entries per system call) instead
- * of an lstat per name, until every name is found or ENTRIES_PER_NAME entries per name are read; a name not reached
- * by then is lstat'ed. So a directory of many entries holding few of the names costs at most a little reading more
- * than their lstats, whatever its file system reports as its size.
+ * of an lstat per name, until every name is found or ENTRIES_PER_NAME other entries per name are read; a name not
+ * reached by then is lstat'ed. So a directory of many entries holding few of the names costs at most a little reading
+ * more than their lstats, whatever its file system reports as its size.
  */
 const ENTRIES_PER_NAME = 32;
 /** Fewer names than this are lstat'ed: reading a directory takes an open, a `getdents` or two and a close. */
 const MIN_NAMES_TO_READ = 4;
 
-/** `names` looked up by reading the opened directory: the kinds of those found, and those it did not reach. */
-function readNames(
-  d: ReturnType<typeof openedDir>,
-  names: readonly string[],
-): { kinds: Map<string, EntryKind>; unread: readonly string[] } {
+/** `names` looked up by reading the directory at `dir`: the kinds of those found, and those it did not reach. */
+function readNames(dir: string, names: readonly string[]): { kinds: Map<string, EntryKind>; unread: string[] } {
   const wanted = new Set(names);
   const kinds = new Map<string, EntryKind>();
   let budget = names.length * ENTRIES_PER_NAME;
-  let whole = false;
-  const dir = opendirSync(d.at(".") as string, { bufferSize: 256 });
+  let reachedEnd = true;
+  const d = opendirSync(dir, { bufferSize: 256 });
   try {
     // Decoded as ripgrep's and the walk's names are (UTF-8, U+FFFD for bytes that are not): the same strings.
-    for (let e = dir.readSync(); ; e = dir.readSync()) {
-      if (e === null) {
-        whole = true;
+    for (let e = d.readSync(); e !== null && kinds.size < wanted.size; e = d.readSync()) {
+      if (wanted.has(e.name)) kinds.set(e.name, e);
+      else if (--budget === 0) {
+        reachedEnd = false;
         break;
       }
-      if (wanted.has(e.name)) {
-        kinds.set(e.name, e);
-        if (kinds.size === wanted.size) {
-          whole = true;
-          break;
-        }
-      }
-      if (--budget === 0) break;
     }
   } finally {
-    dir.closeSync();
+    d.closeSync();
   }
-  return { kinds, unread: whole ? [] : names.filter((n) => !kinds.has(n)) };
+  // At the directory's end, a name not found is gone; before it, one not yet found is lstat'ed.
+  return { kinds, unread: reachedEnd ? [] : names.filter((n) => !kinds.has(n)) };
 }
 
 /**
@@ -145,7 +136,7 @@ export async function confirmInside(
       const key = (name: string) => (dir === "" ? name : `${dir}/${name}`);
       let todo: readonly string[] = names;
       if (!opts.stats && names.length >= MIN_NAMES_TO_READ) {
-        const { kinds, unread } = readNames(d, names);
+        const { kinds, unread } = readNames(d.at(".") as string, names);
         for (const [name, e] of kinds) found.set(key(name), e);
         todo = unread;
       }
