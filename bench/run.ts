@@ -116,8 +116,9 @@ await section("3. load", async () => {
     console.log(`\n!!! TOKENS LOST: ${int(loadPaced.lost)} missing, ${int(loadPaced.duplicates)} duplicated !!!`);
     failures.push("3. load (10 ms): tokens lost");
   }
-  // Fan-out: one session watched by 1,000 clients, a 500-token turn at 2 ms/token (issue 27).
-  fanout = await manyStreams(cwd, { sessions: 1, clientsPerSession: 1000, n: 500, gapMs: 2 });
+  // Fan-out: one session watched by 1,000 clients, 500-token turns at 2 ms/token (issue 27), through a fresh
+  // `agentd serve` as clients meet it: its first turn, then a second.
+  fanout = await manyStreams(cwd, { sessions: 1, clientsPerSession: 1000, n: 500, gapMs: 2, spawn: true, turns: 2 });
   printLoad(fanout);
   if (fanout.lost > 0 || fanout.duplicates > 0 || fanout.errors.length > 0) {
     console.log(`\n!!! TOKENS LOST: ${int(fanout.lost)} missing, ${int(fanout.duplicates)} duplicated !!!`);
@@ -235,16 +236,19 @@ for (const r of single) {
 for (const c of ttft) rows.push([`TTFT p50, ${c.label}`, ms(c.direct.total.p50), ms(c.daemon.total.p50)]);
 for (const l of [load, loadPaced, fanout]) {
   if (!l) continue;
-  const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms`;
+  const tag = `load ${l.sessions}x${l.clientsPerSession}, ${l.gapMs} ms${l.spawned ? " (agentd serve)" : ""}`;
   const [d, s] = [l.direct.latency, l.daemon.latency];
   rows.push([`${tag}: per-token latency p50 / p99`, pair(d.p50, d.p99), pair(s.p50, s.p99)]);
+  if (l.daemon.later) {
+    rows.push([`${tag}: later turns, p50 / p99`, pair(d.p50, d.p99), pair(l.daemon.later.p50, l.daemon.later.p99)]);
+  }
   rows.push([
     `${tag}: TTFT p50 / p99`,
     pair(l.direct.ttfb.p50, l.direct.ttfb.p99),
     pair(l.daemon.ttft.p50, l.daemon.ttft.p99),
   ]);
   rows.push([`${tag}: tokens delivered`, int(l.expected), `${int(l.received)} (lost ${int(l.lost)})`]);
-  rows.push([`${tag}: RSS before -> after (MiB)`, "", `${mib(l.memBefore.rss)} -> ${mib(l.memAfter.rss)}`]);
+  rows.push([`${tag}: RSS before -> after (MiB)`, "", `${mib(l.mem.rssBefore)} -> ${mib(l.mem.rssAfter)}`]);
 }
 if (boot) {
   rows.push([

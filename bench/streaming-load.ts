@@ -1,13 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import type { ApiClient } from "../testing/daemon.js";
 import type { ReaderResult } from "./lib/client-worker.js";
 import { now, sleep } from "./lib/clock.js";
-import { type BenchDaemon, bootDaemon } from "./lib/daemon.js";
+import { bootDaemon, tempDir } from "./lib/daemon.js";
 import { WorkerRpc } from "./lib/rpc.js";
 import { int, mib, ms, printTable, type Summary, signedMs, summarize } from "./lib/stats.js";
 import { latencies, missing } from "./lib/streams.js";
-import { startRelay } from "./process.js";
+import { rssOf, spawnAgentd, startRelay } from "./process.js";
 import { directBody } from "./streaming.js";
 
 /* ---------- 3. many sessions, many clients (the load benchmark; 1 and 2 are in streaming.ts) ---------- */
@@ -17,20 +18,57 @@ export interface LoadResult {
   clientsPerSession: number;
   n: number;
   gapMs: number;
+  /** The daemon ran as `agentd serve` in a process of its own (else in this process, on the main thread). */
+  spawned: boolean;
   direct: { latency: Summary; ttfb: Summary };
   /** The same streams through the bare relay process (`lib/relay.ts`), the same clients. */
   relay?: { latency: Summary; ttft: Summary; received: number; duplicates: number };
-  daemon: { latency: Summary; ttft: Summary };
+  /** The daemon's first turn on these sessions (of a fresh daemon), and with `turns` > 1 the later ones together. */
+  daemon: { latency: Summary; ttft: Summary; later?: Summary };
   expected: number;
   received: number;
   lost: number;
   duplicates: number;
   errors: string[];
-  /** Main-thread (daemon + provider) event-loop utilisation during each phase, 0..1. */
-  elu: { direct: number; daemon: number };
-  memBefore: NodeJS.MemoryUsage;
-  memAfter: NodeJS.MemoryUsage;
-  peakRss: number;
+  /** In-process only: main-thread (daemon + provider) event-loop utilisation during each phase, 0..1. */
+  elu?: { direct: number; daemon: number };
+  /** The daemon's RSS before the turns and after them, and its peak (in process: this process's, after a full GC). */
+  mem: { rssBefore: number; rssAfter: number; peakRss: number; heapBefore?: number; heapAfter?: number };
+}
+
+/** The daemon the load runs through: its API, its RSS, and how to stop it. */
+interface LoadDaemon {
+  api: ApiClient;
+  rss(): number;
+  /** A full GC first where the daemon is this process; its heap then. */
+  settle(): number | undefined;
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function inProcessDaemon(url: string): Promise<LoadDaemon> {
+  const bd = await bootDaemon({ providerUrl: url });
+  return {
+    api: bd.api,
+    rss: () => process.memoryUsage.rss(),
+    settle() {
+      collect();
+      return process.memoryUsage().heapUsed;
+    },
+    idle: () => waitIdle(bd.api),
+    stop: () => bd.cleanup(),
+  };
+}
+
+/** `agentd serve` as a client meets it: a fresh process of its own (bench/process.ts). */
+async function spawnedDaemon(url: string): Promise<LoadDaemon> {
+  const d = await spawnAgentd(tempDir("agentd-bench-fanout-"), {
+    OPENAI_BASE_URL: url,
+    OPENAI_API_KEY: "bench-key",
+    AGENTD_MODEL: "fake-model",
+  });
+  const pid = d.child.pid as number;
+  return { api: d.api, rss: () => rssOf(pid), settle: () => undefined, idle: () => waitIdle(d.api), stop: d.stop };
 }
 
 let gcFn: (() => void) | undefined;
@@ -47,16 +85,18 @@ const toReception = (r: ReaderResult) => ({ got: r.got, duplicates: r.duplicates
 
 /**
  * `sessions` sessions streaming at once, each watched by `clientsPerSession` SSE clients, against as many direct
- * streams. The fake provider and the clients each run on a worker thread, so the main thread is the daemon's alone.
+ * streams. The fake provider and the clients each run on a worker thread; the daemon runs on the main thread, or with
+ * `spawn` as `agentd serve` in its own process. `turns` turns are run one after the other on the same clients.
  */
 export async function manyStreams(
   cwd: string,
-  opts: { sessions: number; clientsPerSession: number; n: number; gapMs: number },
+  opts: { sessions: number; clientsPerSession: number; n: number; gapMs: number; spawn?: boolean; turns?: number },
 ): Promise<LoadResult> {
   const { sessions, clientsPerSession, n, gapMs } = opts;
+  const turns = opts.turns ?? 1;
   const provider = new WorkerRpc(new URL("./lib/provider-worker.js", import.meta.url));
   const clients = new WorkerRpc(new URL("./lib/client-worker.js", import.meta.url));
-  let bd: BenchDaemon | undefined;
+  let daemon: LoadDaemon | undefined;
   try {
     const url = await provider.call<string>("start");
     // Baseline: the same number of concurrent streams read directly, on the same client thread.
@@ -79,82 +119,88 @@ export async function manyStreams(
     const relay = await relayLoad(provider, clients, url, opts);
 
     // Through the daemon.
-    bd = await bootDaemon({ providerUrl: url });
-    const api = bd.api;
+    daemon = opts.spawn ? await spawnedDaemon(url) : await inProcessDaemon(url);
+    const d = daemon;
     const ids: string[] = [];
-    for (let k = 0; k < sessions; k++) ids.push(await api.createSession({ cwd, title: `load ${k}` }));
+    for (let k = 0; k < sessions; k++) ids.push(await d.api.createSession({ cwd, title: `load ${k}` }));
     await clients.call("open", {
       clients: ids.flatMap((id, k) =>
         Array.from({ length: clientsPerSession }, (_, j) => ({
           key: `${k}/${j}`,
-          url: `${api.api}/sessions/${id}/events`,
-          token: api.token,
+          url: `${d.api.api}/sessions/${id}/events`,
+          token: d.api.token,
         })),
       ),
     });
-    const keys = ids.map((_, k) => `load ${k}`);
-    await provider.call("script", { keys, n, gapMs });
-    collect();
-    const memBefore = process.memoryUsage();
-    let peakRss = memBefore.rss;
+    const heapBefore = d.settle();
+    const rssBefore = d.rss();
+    let peakRss = rssBefore;
     const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, process.memoryUsage.rss());
+      peakRss = Math.max(peakRss, d.rss());
     }, 100);
-    await clients.call("arm", { n });
-    elu = performance.eventLoopUtilization();
-    const posted: number[] = [];
-    await Promise.all(
-      ids.map(async (id, k) => {
-        posted[k] = now();
-        const res = await api.post(`/sessions/${id}/chat`, { text: keys[k] });
-        if (res.status !== 202) throw new Error(`chat: ${res.status} ${res.text}`);
-      }),
-    );
-    const results = await clients.call<ReaderResult[]>("collect");
-    const loadElu = performance.eventLoopUtilization(elu).utilization;
-    clearInterval(sampler);
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    await waitIdle(bd);
-    collect();
-    const memAfter = process.memoryUsage();
-    const sent = await provider.call<Float64Array[]>("stamps", { keys });
-
-    const lat: number[] = [];
+    const lat: number[][] = [];
     const ttft: number[] = [];
     let received = 0;
     let duplicates = 0;
     const errors: string[] = [];
-    for (const r of results) {
-      const k = Number(r.key.split("/")[0]);
-      const rec = toReception(r);
-      lat.push(...latencies(sent[k] as Float64Array, rec));
-      ttft.push(r.first - (posted[k] as number));
-      received += n - missing(rec);
-      duplicates += r.duplicates;
-      if (r.error) errors.push(`${r.key}: ${r.error}`);
+    for (let t = 0; t < turns; t++) {
+      const keys = ids.map((_, k) => `load ${k} turn ${t}`);
+      await provider.call("script", { keys, n, gapMs });
+      await clients.call("arm", { n });
+      if (t === 0) elu = performance.eventLoopUtilization();
+      const posted: number[] = [];
+      await Promise.all(
+        ids.map(async (id, k) => {
+          posted[k] = now();
+          const res = await d.api.post(`/sessions/${id}/chat`, { text: keys[k] });
+          if (res.status !== 202) throw new Error(`chat: ${res.status} ${res.text}`);
+        }),
+      );
+      const results = await clients.call<ReaderResult[]>("collect");
+      if (t === 0) elu = performance.eventLoopUtilization(elu);
+      await d.idle();
+      const sent = await provider.call<Float64Array[]>("stamps", { keys });
+      const turnLat: number[] = [];
+      for (const r of results) {
+        const k = Number(r.key.split("/")[0]);
+        const rec = toReception(r);
+        turnLat.push(...latencies(sent[k] as Float64Array, rec));
+        if (t === 0) ttft.push(r.first - (posted[k] as number));
+        received += n - missing(rec);
+        duplicates += r.duplicates;
+        if (r.error) errors.push(`turn ${t + 1}, ${r.key}: ${r.error}`);
+      }
+      lat.push(turnLat);
     }
-    const expected = sessions * clientsPerSession * n;
+    clearInterval(sampler);
+    peakRss = Math.max(peakRss, d.rss());
+    const heapAfter = d.settle();
+    const rssAfter = d.rss();
+    const expected = turns * sessions * clientsPerSession * n;
     return {
       sessions,
       clientsPerSession,
       n,
       gapMs,
+      spawned: opts.spawn === true,
       direct: { latency: summarize(dLat), ttfb: summarize(ttfb) },
       relay,
-      daemon: { latency: summarize(lat), ttft: summarize(ttft) },
+      daemon: {
+        latency: summarize(lat[0] as number[]),
+        ttft: summarize(ttft),
+        later: turns > 1 ? summarize(lat.slice(1).flat()) : undefined,
+      },
       expected,
       received,
       lost: expected - received,
       duplicates,
       errors,
-      elu: { direct: directElu, daemon: loadElu },
-      memBefore,
-      memAfter,
-      peakRss,
+      elu: opts.spawn ? undefined : { direct: directElu, daemon: elu.utilization },
+      mem: { rssBefore, rssAfter, peakRss, heapBefore, heapAfter },
     };
   } finally {
     await clients.call("close").catch(() => undefined);
-    await bd?.cleanup();
+    await daemon?.stop();
     await provider.call("close").catch(() => undefined);
     await Promise.all([clients.terminate(), provider.terminate()]);
   }
@@ -217,9 +263,9 @@ async function relayLoad(
 }
 
 /** The turns have ended for the clients; wait until the daemon also reports every session idle. */
-async function waitIdle(bd: BenchDaemon): Promise<void> {
+async function waitIdle(api: ApiClient): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    const res = await bd.api.get("/server/status");
+    const res = await api.get("/server/status");
     if (res.body?.sessions?.running === 0) return;
     await sleep(10);
   }
@@ -229,14 +275,22 @@ export function printLoad(r: LoadResult): void {
   const clients = r.sessions * r.clientsPerSession;
   const row = (label: string, a: number, b: number) => [label, ms(a), ms(b), signedMs(b - a)];
   const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
+  const where = r.spawned ? "`agentd serve`, a fresh process" : "the daemon in this process";
+  const m = r.mem;
   printTable(
     `3. Load: ${r.sessions} sessions streaming ${int(r.n)} tokens each (${r.gapMs} ms apart) at once, ` +
-      `${r.clientsPerSession} SSE clients per session (${clients} clients) (ms)`,
+      `${r.clientsPerSession} SSE clients per session (${clients} clients) through ${where} (ms)`,
     ["metric", "direct (baseline)", "daemon", "added"],
     [
-      row("per-token latency p50", r.direct.latency.p50, r.daemon.latency.p50),
-      row("per-token latency p99", r.direct.latency.p99, r.daemon.latency.p99),
-      row("per-token latency max", r.direct.latency.max, r.daemon.latency.max),
+      row("per-token latency p50 (first turn)", r.direct.latency.p50, r.daemon.latency.p50),
+      row("per-token latency p99 (first turn)", r.direct.latency.p99, r.daemon.latency.p99),
+      row("per-token latency max (first turn)", r.direct.latency.max, r.daemon.latency.max),
+      ...(r.daemon.later
+        ? [
+            row("later turns: per-token latency p50", r.direct.latency.p50, r.daemon.later.p50),
+            row("later turns: per-token latency p99", r.direct.latency.p99, r.daemon.later.p99),
+          ]
+        : []),
       row("time to first token p50", r.direct.ttfb.p50, r.daemon.ttft.p50),
       row("time to first token p99", r.direct.ttfb.p99, r.daemon.ttft.p99),
       ...(r.relay
@@ -249,13 +303,19 @@ export function printLoad(r: LoadResult): void {
     ],
     [
       `direct: ${r.sessions} concurrent fetch() streams from the fake provider. Provider and clients run on two worker threads.`,
-      `main thread (the daemon alone) busy ${pct(r.elu.daemon)} during the daemon run (${pct(r.elu.direct)} during the direct run).`,
+      ...(r.elu
+        ? [
+            `main thread (the daemon alone) busy ${pct(r.elu.daemon)} during the daemon's first turn (${pct(r.elu.direct)} during the direct run).`,
+          ]
+        : []),
       `tokens delivered: ${int(r.received)}/${int(r.expected)} (lost ${int(r.lost)}, duplicated ${int(r.duplicates)}) ` +
         `over ${clients} clients`,
-      `memory (whole process, after a full GC): RSS ${mib(r.memBefore.rss)} -> ${mib(r.memAfter.rss)} MiB ` +
-        `(peak ${mib(r.peakRss)}), main heap ${mib(r.memBefore.heapUsed)} -> ${mib(r.memAfter.heapUsed)} MiB`,
+      r.spawned
+        ? `daemon RSS: ${mib(m.rssBefore)} -> ${mib(m.rssAfter)} MiB (peak ${mib(m.peakRss)}, sampled every 100 ms)`
+        : `memory (whole process, after a full GC): RSS ${mib(m.rssBefore)} -> ${mib(m.rssAfter)} MiB ` +
+          `(peak ${mib(m.peakRss)}), main heap ${mib(m.heapBefore ?? 0)} -> ${mib(m.heapAfter ?? 0)} MiB`,
       ...(r.relay
-        ? [`bare relay: ${int(r.relay.received)}/${int(r.expected)} tokens (duplicated ${int(r.relay.duplicates)})`]
+        ? [`bare relay: ${int(r.relay.received)}/${int(clients * r.n)} tokens (duplicated ${int(r.relay.duplicates)})`]
         : []),
       ...r.errors.slice(0, 5).map((e) => `client error: ${e}`),
     ],
