@@ -118,7 +118,10 @@ export function printGoals(g: GoalInputs): void {
       `${l.sessions} sessions x ${l.clientsPerSession} clients, ${l.gapMs} ms/token: per-token p50 / p99` +
         (later ? " (a fresh `agentd serve`: first turn; second turn)" : "") +
         (l.spawned ? `; daemon peak RSS ${mib(l.mem.peakRss)} MiB` : ""),
-      slash([base.p50, base.p99]),
+      slash([base.p50, base.p99]) +
+        (l.relayBatched
+          ? `; writing once per client and tick: ${slash([l.relayBatched.latency.p50, l.relayBatched.latency.p99])}`
+          : ""),
       slash([l.daemon.latency.p50, l.daemon.latency.p99]) + (later ? `; ${slash([later.p50, later.p99])}` : ""),
       `p99 <= ${goal}, all tokens once${l.spawned ? ", RSS <= 250" : ""}`,
       yes(Math.max(l.daemon.latency.p99, later?.p99 ?? 0) <= goal && ok && rssOk) +

@@ -133,10 +133,15 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-export async function startRelay(providerUrl: string): Promise<Engine & { coldMs: number; base: string }> {
+/** The bare relay process (lib/relay.ts); `batched`: one write per client and tick. */
+export async function startRelay(
+  providerUrl: string,
+  batched = false,
+): Promise<Engine & { coldMs: number; base: string }> {
   const dir = tempDir("agentd-bench-relay-");
   const ready = join(dir, "ready.json");
-  const { child, t0 } = await spawnReady([RELAY, providerUrl, ready], cleanEnv({}), ready);
+  const args = [RELAY, providerUrl, ready, ...(batched ? ["--batched"] : [])];
+  const { child, t0 } = await spawnReady(args, cleanEnv({}), ready);
   const { port } = JSON.parse(readFileSync(ready, "utf8")) as { port: number };
   const base = `http://127.0.0.1:${port}`;
   const coldMs = await firstAnswered(t0, `${base}/health`);

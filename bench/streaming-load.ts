@@ -22,7 +22,9 @@ export interface LoadResult {
   spawned: boolean;
   direct: { latency: Summary; ttfb: Summary };
   /** The same streams through the bare relay process (`lib/relay.ts`), the same clients. */
-  relay?: { latency: Summary; ttft: Summary; received: number; duplicates: number };
+  relay?: RelayFigures;
+  /** With `spawn`: the relay writing each client once per tick (as the daemon does), the floor of a fan-out. */
+  relayBatched?: RelayFigures;
   /** The daemon's first turn on these sessions (of a fresh daemon), and with `turns` > 1 the later ones together. */
   daemon: { latency: Summary; ttft: Summary; later?: Summary };
   expected: number;
@@ -34,6 +36,13 @@ export interface LoadResult {
   elu?: { direct: number; daemon: number };
   /** The daemon's RSS before the turns and after them, and its peak (in process: this process's, after a full GC). */
   mem: { rssBefore: number; rssAfter: number; peakRss: number; heapBefore?: number; heapAfter?: number };
+}
+
+interface RelayFigures {
+  latency: Summary;
+  ttft: Summary;
+  received: number;
+  duplicates: number;
 }
 
 /** The daemon the load runs through: its API, its RSS, and how to stop it. */
@@ -117,6 +126,7 @@ export async function manyStreams(
     });
 
     const relay = await relayLoad(provider, clients, url, opts);
+    const relayBatched = opts.spawn ? await relayLoad(provider, clients, url, opts, true) : undefined;
 
     // Through the daemon.
     daemon = opts.spawn ? await spawnedDaemon(url) : await inProcessDaemon(url);
@@ -185,6 +195,7 @@ export async function manyStreams(
       spawned: opts.spawn === true,
       direct: { latency: summarize(dLat), ttfb: summarize(ttfb) },
       relay,
+      relayBatched,
       daemon: {
         latency: summarize(lat[0] as number[]),
         ttft: summarize(ttft),
@@ -212,9 +223,10 @@ async function relayLoad(
   clients: WorkerRpc,
   url: string,
   opts: { sessions: number; clientsPerSession: number; n: number; gapMs: number },
-): Promise<LoadResult["relay"]> {
+  batched = false,
+): Promise<RelayFigures> {
   const { sessions, clientsPerSession, n } = opts;
-  const relay = await startRelay(url);
+  const relay = await startRelay(url, batched);
   try {
     const keys = Array.from({ length: sessions }, (_, k) => `relay ${k}`);
     await clients.call("open", {
@@ -300,6 +312,12 @@ export function printLoad(r: LoadResult): void {
             row("bare relay process: time to first token p50", r.direct.ttfb.p50, r.relay.ttft.p50),
           ]
         : []),
+      ...(r.relayBatched
+        ? [
+            row("relay, one write per client and tick: latency p50", r.direct.latency.p50, r.relayBatched.latency.p50),
+            row("relay, one write per client and tick: latency p99", r.direct.latency.p99, r.relayBatched.latency.p99),
+          ]
+        : []),
     ],
     [
       `direct: ${r.sessions} concurrent fetch() streams from the fake provider. Provider and clients run on two worker threads.`,
@@ -316,6 +334,12 @@ export function printLoad(r: LoadResult): void {
           `(peak ${mib(m.peakRss)}), main heap ${mib(m.heapBefore ?? 0)} -> ${mib(m.heapAfter ?? 0)} MiB`,
       ...(r.relay
         ? [`bare relay: ${int(r.relay.received)}/${int(clients * r.n)} tokens (duplicated ${int(r.relay.duplicates)})`]
+        : []),
+      ...(r.relayBatched
+        ? [
+            `relay writing once per client and tick: ${int(r.relayBatched.received)}/${int(clients * r.n)} tokens ` +
+              `(duplicated ${int(r.relayBatched.duplicates)})`,
+          ]
         : []),
       ...r.errors.slice(0, 5).map((e) => `client error: ${e}`),
     ],

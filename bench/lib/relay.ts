@@ -4,19 +4,39 @@
  * first, like the daemon); `POST /chat/{key}` answers 202, forwards its body to the provider's
  * `/chat/completions`, and writes each streamed delta as one `token` frame to every subscriber of the key, then `end`.
  *
- * Run as `node relay.js <providerUrl> <readyFile>`: it writes `{port}` to readyFile once listening.
+ * Run as `node relay.js <providerUrl> <readyFile> [--batched]`: it writes `{port}` to readyFile once listening. With
+ * `--batched` the frames of one tick go to each subscriber in one write (on `process.nextTick`), as the daemon sends
+ * them: the floor of a fan-out to many clients, where a write per frame and client falls behind.
  */
 import { renameSync, writeFileSync } from "node:fs";
 import { createServer, request, type ServerResponse } from "node:http";
 
-const [providerUrl, readyFile] = process.argv.slice(2) as [string, string];
+const [providerUrl, readyFile, mode] = process.argv.slice(2) as [string, string, string | undefined];
+const batched = mode === "--batched";
 const provider = new URL(`${providerUrl.replace(/\/$/, "")}/chat/completions`);
 const subscribers = new Map<string, Set<ServerResponse>>();
 let seq = 0;
 
+/** Batched: the frames of this tick, by key (every subscriber of a key is sent the same ones). */
+const queued = new Map<string, string[]>();
+
 function publish(key: string, event: Record<string, unknown>): void {
   const frame = `id: ${++seq}\ndata: ${JSON.stringify(event)}\n\n`;
-  for (const res of subscribers.get(key) ?? []) res.write(frame);
+  if (!batched) {
+    for (const res of subscribers.get(key) ?? []) res.write(frame);
+    return;
+  }
+  const frames = queued.get(key);
+  if (frames) frames.push(frame);
+  else if (queued.set(key, [frame]).size === 1) process.nextTick(flush);
+}
+
+function flush(): void {
+  for (const [key, frames] of queued) {
+    const data = frames.join("");
+    for (const res of subscribers.get(key) ?? []) res.write(data);
+  }
+  queued.clear();
 }
 
 function forward(key: string, body: string): void {
