@@ -170,18 +170,12 @@ export async function manyStreams(
       const results = await clients.call<ReaderResult[]>("collect");
       if (t === 0) firstTurnElu = performance.eventLoopUtilization(eluTurn).utilization;
       await d.idle();
-      const sent = await provider.call<Float64Array[]>("stamps", { keys });
-      const turnLat: number[] = [];
-      for (const r of results) {
-        const k = Number(r.key.split("/")[0]);
-        const rec = toReception(r);
-        turnLat.push(...latencies(sent[k] as Float64Array, rec));
-        if (t === 0) ttft.push(r.first - (posted[k] as number));
-        received += n - missing(rec);
-        duplicates += r.duplicates;
-        if (r.error) errors.push(`turn ${t + 1}, ${r.key}: ${r.error}`);
-      }
-      lat.push(turnLat);
+      const got = tally(results, await provider.call<Float64Array[]>("stamps", { keys }), posted, n);
+      lat.push(got.lat);
+      if (t === 0) ttft.push(...got.ttft);
+      received += got.received;
+      duplicates += got.duplicates;
+      errors.push(...got.errors.map((e) => `turn ${t + 1}, ${e}`));
     }
     clearInterval(sampler);
     peakRss = Math.max(peakRss, d.rss());
@@ -216,6 +210,28 @@ export async function manyStreams(
     await provider.call("close").catch(() => undefined);
     await Promise.all([clients.terminate(), provider.terminate()]);
   }
+}
+
+/**
+ * What the clients of one turn got (keys `<stream>/<client>`): per-token latencies against the provider's stamps of
+ * their stream, time to first token from their stream's `POST`, tokens received and duplicated, client errors.
+ */
+function tally(results: ReaderResult[], sent: Float64Array[], posted: number[], n: number) {
+  const lat: number[] = [];
+  const ttft: number[] = [];
+  let received = 0;
+  let duplicates = 0;
+  const errors: string[] = [];
+  for (const r of results) {
+    const k = Number(r.key.split("/")[0]);
+    const rec = toReception(r);
+    lat.push(...latencies(sent[k] as Float64Array, rec));
+    ttft.push(r.first - (posted[k] as number));
+    received += n - missing(rec);
+    duplicates += r.duplicates;
+    if (r.error) errors.push(`${r.key}: ${r.error}`);
+  }
+  return { lat, ttft, received, duplicates, errors };
 }
 
 /** The load through the bare relay process: as many streams and clients, the same provider and client threads. */
@@ -255,19 +271,12 @@ async function relayLoad(
       }),
     );
     const results = await clients.call<ReaderResult[]>("collect");
-    const sent = await provider.call<Float64Array[]>("stamps", { keys });
-    const lat: number[] = [];
-    const ttft: number[] = [];
-    let received = 0;
-    let duplicates = 0;
-    for (const r of results) {
-      const k = Number(r.key.split("/")[0]);
-      const rec = toReception(r);
-      lat.push(...latencies(sent[k] as Float64Array, rec));
-      ttft.push(r.first - (posted[k] as number));
-      received += n - missing(rec);
-      duplicates += r.duplicates;
-    }
+    const { lat, ttft, received, duplicates } = tally(
+      results,
+      await provider.call<Float64Array[]>("stamps", { keys }),
+      posted,
+      n,
+    );
     return { latency: summarize(lat), ttft: summarize(ttft), received, duplicates };
   } finally {
     await clients.call("close").catch(() => undefined);

@@ -72,22 +72,18 @@ function readNames(dir: string, names: readonly string[]): { kinds: Map<string, 
   const wanted = new Set(names);
   const kinds = new Map<string, EntryKind>();
   let budget = names.length * ENTRIES_PER_NAME;
-  let reachedEnd = true;
   const d = opendirSync(dir, { bufferSize: 256 });
   try {
     // Decoded as ripgrep's and the walk's names are (UTF-8, U+FFFD for bytes that are not): the same strings.
     for (let e = d.readSync(); e !== null && kinds.size < wanted.size; e = d.readSync()) {
       if (wanted.has(e.name)) kinds.set(e.name, e);
-      else if (--budget === 0) {
-        reachedEnd = false;
-        break;
-      }
+      else if (--budget === 0) break;
     }
   } finally {
     d.closeSync();
   }
-  // At the directory's end, a name not found is gone; before it, one not yet found is lstat'ed.
-  return { kinds, unread: reachedEnd ? [] : names.filter((n) => !kinds.has(n)) };
+  // Out of budget, a name not yet found is lstat'ed; at the directory's end (the budget left), it is gone.
+  return { kinds, unread: budget === 0 ? names.filter((n) => !kinds.has(n)) : [] };
 }
 
 /**
