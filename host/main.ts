@@ -30,9 +30,13 @@ function parsePort(v: string): number {
   return n;
 }
 
+/** Client commands set V8's WebAssembly setting before their first fetch (host/v8-flags.ts). */
+const clientFlags = async () => (await import("./v8-flags.js")).setClientFlags();
+
 /** Asks the recorded daemon who it is, so a pid reused by another process is never signalled. */
 async function verifiedDaemon(info: ServerInfo): Promise<boolean> {
   if (!pidAlive(info.pid)) return false;
+  await clientFlags();
   try {
     const res = await fetch(`${info.url}/api/v1/server/identity`, {
       headers: { authorization: `Bearer ${info.token}` },
@@ -219,6 +223,7 @@ program
   .command("acp")
   .description("run as an Agent Client Protocol agent on stdin/stdout (for editors such as Zed)")
   .action(async () => {
+    await clientFlags();
     const { runAcp } = await import("../clients/acp/run.js");
     await runAcp({ home: program.opts().home });
   });
@@ -267,6 +272,7 @@ type TerminalCommands = typeof import("../clients/terminal/commands.js");
  * older than the compiled modules (a later bare `tsc` build wins), else the separate modules.
  */
 async function terminal(): Promise<TerminalCommands> {
+  await clientFlags();
   const bundle = new URL("../clients/terminal.bundle/commands.js", import.meta.url);
   const modules = new URL("../clients/terminal/commands.js", import.meta.url);
   const mtime = (u: URL) => statSync(u, { throwIfNoEntry: false })?.mtimeMs;

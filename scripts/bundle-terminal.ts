@@ -7,9 +7,27 @@
  * production (no development checks); Ink's devtools (`DEV=true` only) are left out. The bundle sits two levels
  * under dist/ like clients/api/, so relative paths (the daemon's entry for a background start) stay the same.
  */
-import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+import { build, type Plugin } from "esbuild";
 
 const outdir = new URL("../clients/terminal.bundle", import.meta.url).pathname;
+
+/**
+ * Ink's own string-width (the package's, not the older copies other packages nest) imported through the client's
+ * fast path for its own glyphs (clients/terminal/ui/string-width.ts), which imports the real one.
+ */
+const fastWidth = fileURLToPath(new URL("../clients/terminal/ui/string-width.js", import.meta.url));
+const inksWidth = fileURLToPath(import.meta.resolve("string-width"));
+const stringWidthFastPath: Plugin = {
+  name: "string-width-fast-path",
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.importer === fastWidth || args.pluginData === "real") return undefined;
+      const real = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: "real" });
+      return real.path === inksWidth ? { path: fastWidth } : real;
+    });
+  },
+};
 await build({
   entryPoints: [new URL("../clients/terminal/commands.js", import.meta.url).pathname],
   outdir,
@@ -26,6 +44,7 @@ await build({
   banner: {
     js: 'import { createRequire as __agentdCreateRequire } from "node:module"; const require = __agentdCreateRequire(import.meta.url);',
   },
+  plugins: [stringWidthFastPath],
   logLevel: "warning",
 });
 console.log(`wrote ${outdir}`);

@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -98,6 +99,37 @@ describe("terminal client: the bundled build is what the CLI runs", function () 
     writeFileSync(bundle, 'throw new Error("stale bundle loaded");\n');
     utimesSync(bundle, new Date(2000, 0, 1), new Date(2000, 0, 1));
     await run(join(stale, "dist/host/main.js"), "modules answer");
+  });
+
+  it("agentd chat measures its first screen without string-width's emoji pattern", async () => {
+    // Ink's string-width goes through the client's fast path for its own glyphs (clients/terminal/ui/string-width.ts):
+    // the first screen's `›` and `·` never reach string-width's test of each grapheme against its RGI emoji pattern,
+    // whose first use costs V8 ~60 ms to compile.
+    requireTmux();
+    const hook = join(tree, "emoji-pattern-hook.cjs");
+    const out = join(tree, "emoji-tests.json");
+    writeFileSync(
+      hook,
+      `const test = RegExp.prototype.test;
+let calls = 0;
+RegExp.prototype.test = function (s) { if (this.source.includes("RGI_Emoji")) calls++; return test.call(this, s); };
+process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify({ calls })));`,
+    );
+    const pane = await TmuxPane.start([process.execPath, main, "--home", d.home, "chat", "--cwd", cwd], {
+      cwd,
+      width: 100,
+      height: 30,
+      env: { NODE_OPTIONS: `--require ${hook}` },
+    });
+    try {
+      await pane.waitFor((s) => s.includes("ask anything") && s.includes("· session "));
+      await pane.keys("C-c");
+      await pane.keys("C-c");
+      await pane.waitForExit(20_000);
+    } finally {
+      await pane.kill();
+    }
+    expect(JSON.parse(readFileSync(out, "utf8"))).to.deep.equal({ calls: 0 });
   });
 
   it("agentd chat shows its first screen and renders a Markdown answer from the bundle", async () => {

@@ -2,11 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import stringWidth from "string-width";
 import { toolError, toolLine } from "../clients/terminal/format.js";
 import { InputHistory } from "../clients/terminal/history.js";
 import { splitFinished } from "../clients/terminal/markdown.js";
 import * as ed from "../clients/terminal/ui/editor.js";
 import { describeResources, SessionView } from "../clients/terminal/ui/store.js";
+import width, { CLIENT_GLYPHS } from "../clients/terminal/ui/string-width.js";
 
 describe("terminal client: pure parts", () => {
   it("lists project plugins in the trust prompt with their state", () => {
@@ -165,5 +167,41 @@ describe("terminal client: pure parts", () => {
       "assistant:Done.",
       "user:then docs",
     ]);
+  });
+});
+
+describe("terminal client: string widths of its own glyphs without string-width's slow path", () => {
+  const sgr = (code: number, s: string) => `\x1b[${code}m${s}\x1b[0m`;
+  it("measures ASCII, colour codes and the client's glyphs as string-width does", () => {
+    const samples = [
+      "",
+      "ask anything; / for commands",
+      ...[...CLIENT_GLYPHS],
+      CLIENT_GLYPHS,
+      `build · plan · fake-model · ⎇ main`,
+      `${sgr(36, "› ")}\x1b[7m \x1b[27m${sgr(2, " ask anything")}`,
+      `${sgr(33, "Ctrl-C again to quit · ")}ctx 0 · 0 tok`,
+      "─".repeat(80),
+    ];
+    for (const s of samples) expect(width(s), JSON.stringify(s)).to.equal(stringWidth(s));
+  });
+
+  it("leaves every other string to string-width", () => {
+    const samples = [
+      "古い",
+      "👍 done",
+      "⚠️ emoji presentation",
+      "e\u0301 combining",
+      "👩‍💻 joiner",
+      "\x1b[2K cursor control",
+      "tab\there",
+      "\u00a0nbsp",
+    ];
+    for (const s of samples) expect(width(s), JSON.stringify(s)).to.equal(stringWidth(s));
+    for (const s of ["· …", sgr(31, "─")]) {
+      expect(width(s, { ambiguousIsNarrow: false })).to.equal(stringWidth(s, { ambiguousIsNarrow: false }));
+      expect(width(s, { countAnsiEscapeCodes: true })).to.equal(stringWidth(s, { countAnsiEscapeCodes: true }));
+    }
+    expect(width("· …", { ambiguousIsNarrow: false })).to.equal(5);
   });
 });

@@ -169,3 +169,47 @@ process.on("SIGUSR2", () => {
     }
   });
 });
+
+describe("client commands: WebAssembly kept at the baseline compiler", () => {
+  it("sets it before their first fetch, with node's fetch loaded from node's code cache first", async () => {
+    // A preloaded hook notes, when the flag is set, whether undici (node's fetch) was already loaded; at exit it
+    // writes what it saw. Without the flag, V8 optimises node's HTTP parser on a background thread that the
+    // process waits for at exit (host/v8-flags.ts, setClientFlags).
+    const dir = mkdtempSync(join(tmpdir(), "agentd-client-flags-"));
+    const hook = join(dir, "hook.cjs");
+    const out = join(dir, "seen.json");
+    writeFileSync(
+      hook,
+      `const fs = require("node:fs");
+const v8 = require("node:v8");
+const set = v8.setFlagsFromString;
+let seen = { flagged: false };
+v8.setFlagsFromString = (flag) => {
+  if (flag === "--liftoff-only")
+    seen = { flagged: true, undiciFirst: process.moduleLoadList.includes("NativeModule internal/deps/undici/undici") };
+  return set(flag);
+};
+process.on("exit", () => fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify(seen)));`,
+    );
+    const home = join(dir, "home");
+    const daemon = await spawnDaemon(home, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
+    const main = new URL("../host/main.js", import.meta.url).pathname;
+    try {
+      for (const args of [["status"], ["sessions", "--json"]]) {
+        rmSync(out, { force: true });
+        const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--require ${hook}` };
+        for (const k of Object.keys(env)) if (k.startsWith("AGENTD_") || k.startsWith("OPENAI_")) delete env[k];
+        const { stdout } = await run(process.execPath, [main, "--home", home, ...args], { env });
+        expect(stdout, args.join(" ")).to.match(args[0] === "status" ? /running: pid/ : /^\[/);
+        expect(JSON.parse(readFileSync(out, "utf8")), args.join(" ")).to.deep.equal({
+          flagged: true,
+          undiciFirst: true,
+        });
+      }
+    } finally {
+      daemon.child.kill("SIGTERM");
+      await daemon.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
