@@ -72,12 +72,13 @@ export function setDaemonFlags(): void {
 }
 
 /**
- * The client commands' V8 setting (the terminal client, `agentd acp`, and status, stop and open, which ask the
- * daemon who it is): WebAssembly at the baseline compiler, as in the daemon. A client's first fetch compiles node's
- * HTTP parser (llhttp), which V8 then optimises on a background thread, and a process that is done waits for that
- * compile before it exits: ~100-200 ms of every `agentd run` on a 2-CPU machine, and CPU taken from the first screen
- * of `agentd chat` (docs/benchmarks.md, section 5). Node's fetch (undici, which holds the parser) is loaded first,
- * while node's code cache still matches V8's flags: loaded after them, it would be compiled from source (~40 ms).
+ * The client commands' V8 setting (the terminal client, `agentd acp`, and status, stop, open and token --rotate, which
+ * ask the daemon who it is): WebAssembly at the baseline compiler, as in the daemon. A client's first fetch compiles
+ * node's HTTP parser (llhttp), which V8 then optimises on a background thread, and a process that is done waits for
+ * that compile before it exits: ~100-200 ms of every `agentd run` on a 2-CPU machine, and CPU taken from the first
+ * screen of `agentd chat` (docs/benchmarks.md, section 5). Node's fetch (undici, which holds the parser) is loaded
+ * first, while node's code cache still matches V8's flags: loaded after them, it would be compiled from source (~40
+ * ms).
  */
 export function setClientFlags(): void {
   void globalThis.Headers; // node's lazy getter loads undici
