@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { spawnDaemon } from "../testing/daemon.js";
+import { clientEnv } from "./support/cli.js";
 
 /** The daemon's V8 settings (host/v8-flags.ts), each checked in a fresh node. */
 const run = promisify(execFile);
@@ -197,8 +198,7 @@ process.on("exit", () => fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify
     try {
       for (const args of [["status"], ["sessions", "--json"]]) {
         rmSync(out, { force: true });
-        const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--require ${hook}` };
-        for (const k of Object.keys(env)) if (k.startsWith("AGENTD_") || k.startsWith("OPENAI_")) delete env[k];
+        const env = clientEnv({ NODE_OPTIONS: `--require ${hook}` });
         const { stdout } = await run(process.execPath, [main, "--home", home, ...args], { env });
         expect(stdout, args.join(" ")).to.match(args[0] === "status" ? /running: pid/ : /^\[/);
         expect(JSON.parse(readFileSync(out, "utf8")), args.join(" ")).to.deep.equal({
