@@ -39,7 +39,8 @@ export type RouteResult =
   | { status?: number; body: unknown; headers?: Record<string, string> }
   | {
       status?: number;
-      bytes: Uint8Array | NodeJS.ReadableStream;
+      /** The body: bytes, bytes in parts (sent one after the other, without being joined), or a stream. */
+      bytes: Uint8Array | readonly Uint8Array[] | NodeJS.ReadableStream;
       contentType: string;
       headers?: Record<string, string>;
     }

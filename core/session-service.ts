@@ -78,10 +78,10 @@ export interface SessionService {
   /** GET /sessions/{id}: the record, its status and the last `turns` turns of its history. */
   view(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<SessionView>;
   /**
-   * `view`'s answer as UTF-8 JSON when the read covers the whole of a long session (read and serialised in pages),
-   * else undefined: then ask `view`.
+   * `view`'s answer as UTF-8 JSON, in parts whose concatenation is the text, when the read covers the whole of a long
+   * session (read and serialised in pages), else undefined: then ask `view`.
    */
-  wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined>;
+  wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array[] | undefined>;
   history(id: string, beforeSeq: number, turns: number, imageUrl?: MessageImageUrl): Promise<SessionHistory>;
   /** The first frame of a session stream: the present state. */
   statusFrame(id: string): Promise<SessionEventOf<"status"> & { lastSeq: number }>;

@@ -21,6 +21,7 @@ const WHOLE_READ_PAGE = 100;
 /** Where a whole-session view's messages go in its JSON: a string no field before them holds. */
 const MESSAGES_HERE = "\u0000agentd:messages\u0000" as unknown as SessionView["messages"];
 const MESSAGES_HERE_JSON = JSON.stringify(MESSAGES_HERE);
+const COMMA = Buffer.from(",");
 
 /** What the views read besides the store and the event log (the session layer's parts). */
 export interface ViewParts {
@@ -116,20 +117,23 @@ export class SessionViews {
   }
 
   /**
-   * The view of a read that covers the whole of a long session as UTF-8 JSON (the text of `view`'s answer), or
-   * undefined for any other read. Read, folded and serialised a page of rows at a time, each page's text moved out
+   * The view of a read that covers the whole of a long session as UTF-8 JSON (the text of `view`'s answer, in parts
+   * to be sent one after the other), or undefined for any other read. Read, folded and serialised a page of rows at a time, each page's text moved out
    * of the JavaScript heap at once, so little of it is alive at any time: built whole, a 10,000-message session
    * (~4 MiB of JSON) survived every collection of the daemon's small young generation, and the collector cost more
    * than the work (docs/benchmarks.md, issue 27).
    */
-  async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
+  async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array[] | undefined> {
     // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all;
     // fewer turns than a long session's messages are never all (no record read for them: `view` reads it).
     if (!this.store.readMessages || turns < WHOLE_READ_FROM) return undefined;
     const rec = await this.parts.require(id);
     if (rec.messageCount < WHOLE_READ_FROM || turns < rec.messageCount) return undefined;
     const folder = new DisplayFolder(id, imageUrl);
-    const pages: Buffer[] = [];
+    // The view's JSON in parts: what comes before the messages, then each page's messages (the text of a page's array
+    // without its brackets, each page after the first preceded by a comma), then what comes after them. Sent as they
+    // are: no copy of the whole (a 4 MiB Buffer.concat cost ~9 ms of page faults and copying per read).
+    const parts: Buffer[] = [];
     let oldestSeq: number | null = null;
     for (let after = -1; ; ) {
       const rows = await this.store.readMessages(id, after, WHOLE_READ_PAGE);
@@ -137,8 +141,12 @@ export class SessionViews {
       oldestSeq ??= rows[0]?.seq ?? null;
       folder.add(rows);
       const done = folder.take(!last || rows.length < WHOLE_READ_PAGE);
-      if (done.length > 0)
-        pages.push(Buffer.from(`${pages.length > 0 ? "," : ""}${JSON.stringify(done).slice(1, -1)}`));
+      if (done.length > 0) {
+        if (parts.length > 0) parts.push(COMMA);
+        // Encoded as JSON.stringify made it, the brackets cut from the bytes: no second string of the page's text.
+        const page = Buffer.from(JSON.stringify(done));
+        parts.push(page.subarray(1, page.length - 1));
+      }
       if (!last || rows.length < WHOLE_READ_PAGE) break;
       after = last.seq;
     }
@@ -146,13 +154,11 @@ export class SessionViews {
     const at = json.indexOf(MESSAGES_HERE_JSON);
     // The marker holds a NUL, which no field before the messages should; were it there, the view is built whole.
     if (at === -1 || json.indexOf(MESSAGES_HERE_JSON, at + 1) !== -1) {
-      return Buffer.from(JSON.stringify(await this.view(id, turns, imageUrl)));
+      return [Buffer.from(JSON.stringify(await this.view(id, turns, imageUrl)))];
     }
-    return Buffer.concat([
-      Buffer.from(`${json.slice(0, at)}[`),
-      ...pages,
-      Buffer.from(`]${json.slice(at + MESSAGES_HERE_JSON.length)}`),
-    ]);
+    parts.unshift(Buffer.from(`${json.slice(0, at)}[`));
+    parts.push(Buffer.from(`]${json.slice(at + MESSAGES_HERE_JSON.length)}`));
+    return parts;
   }
 
   private async assemble(

@@ -212,7 +212,7 @@ export class SessionManager implements SessionService {
     return this.views.view(id, turns, imageUrl);
   }
 
-  wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array | undefined> {
+  wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array[] | undefined> {
     return this.views.wholeView(id, turns, imageUrl);
   }
 

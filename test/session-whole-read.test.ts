@@ -55,10 +55,15 @@ describe("a long session read whole", function () {
     expect(whole, "a whole read of a long session is paged").to.not.equal(undefined);
     const atOnce = JSON.parse(JSON.stringify(await svc.view(id, 100_000)));
     expect(atOnce.messages.length).to.be.greaterThan(900);
-    expect(JSON.parse(Buffer.from(whole as Uint8Array).toString("utf8"))).to.deep.equal(atOnce);
+    // In parts, never joined: the text before the messages, each page (commas between them), the text after.
+    const parts = whole as Uint8Array[];
+    expect(parts.length).to.be.greaterThan(10);
+    const text = Buffer.concat(parts).toString("utf8");
+    expect(JSON.parse(text)).to.deep.equal(atOnce);
     const res = await d.get(`/sessions/${id}?turns=100000`);
     expect(res.status).to.equal(200);
     expect(res.headers.get("content-type")).to.equal("application/json; charset=utf-8");
+    expect(res.headers.get("content-length")).to.equal(String(Buffer.byteLength(text)));
     expect(res.body).to.deep.equal(atOnce);
     // A page's edge: the call at seq 500 carries its result from seq 501.
     const edge = atOnce.messages.find((m: { seq?: number }) => m.seq === 500);

@@ -339,9 +339,19 @@ function send(
     return;
   }
   if ("bytes" in result) {
-    res.writeHead(status, { "Cache-Control": "no-store", ...result.headers, "Content-Type": result.contentType });
-    if (result.bytes instanceof Uint8Array) res.end(result.bytes);
-    else (result.bytes as Readable).pipe(res);
+    const headers = { "Cache-Control": "no-store", ...result.headers, "Content-Type": result.contentType };
+    const { bytes } = result;
+    if (!(bytes instanceof Uint8Array || Array.isArray(bytes))) {
+      res.writeHead(status, headers);
+      (bytes as Readable).pipe(res);
+      return;
+    }
+    const parts: readonly Uint8Array[] = bytes instanceof Uint8Array ? [bytes] : bytes;
+    res.writeHead(status, { ...headers, "Content-Length": parts.reduce((n, p) => n + p.byteLength, 0) });
+    // Corked: the parts leave in one write (writev), not a system call each.
+    res.cork();
+    for (const part of parts) res.write(part);
+    res.end();
     return;
   }
   const check = v.responses.get(status);
