@@ -8,7 +8,8 @@ import { now, sleep } from "./lib/clock.js";
 import { bootDaemon, tempDir } from "./lib/daemon.js";
 import { mib, ms, printTable, type Summary, summarize } from "./lib/stats.js";
 
-const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+/** The `agentd` command as installed (package.json "bin"). */
+const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 
 export interface BootResult {
   inProcess: { all: Summary; storeOnly: Summary };

@@ -17,7 +17,8 @@ import { median, summarize } from "./lib/stats.js";
 import { newReception, type Reception, readDirect, recordTurn } from "./lib/streams.js";
 import { seedHistory } from "./ttft.js";
 
-const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+/** The `agentd` command as installed (package.json "bin"): what a user spawns. */
+const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 const RELAY = fileURLToPath(new URL("./lib/relay.js", import.meta.url));
 const LONG = 2000;
 const LONG_TURNS = 20;

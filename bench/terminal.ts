@@ -15,7 +15,8 @@ import { now } from "./lib/clock.js";
 import type { BenchDaemon } from "./lib/daemon.js";
 import { ms, printTable, type Summary, summarize } from "./lib/stats.js";
 
-const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+/** The `agentd` command as installed (package.json "bin"). */
+const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 const MODULES = fileURLToPath(new URL("../clients/terminal/", import.meta.url));
 const BUNDLE = fileURLToPath(new URL("../clients/terminal.bundle/", import.meta.url));
 

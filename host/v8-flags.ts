@@ -46,8 +46,8 @@ export function setDaemonFlag(
 
 /**
  * Node's own modules that `agentd serve` loads on its way to `server.json`: the HTTP server, what pino (worker_threads)
- * and sonic-boom (assert) require, what `listen` loads (dns, cluster), node:vm for the runtime's code cache, and
- * timers/promises. Node compiles its modules with the code cache built into it, which V8 takes only under the flags
+ * and sonic-boom (assert) require, what `listen` loads (dns, cluster), node:vm for the runtime's code cache,
+ * timers/promises and fs/promises. Node compiles its modules with the code cache built into it, which V8 takes only under the flags
  * it was made with: loaded after `--liftoff-only` and `--optimize-for-size` are set, each is compiled from source
  * (~15-20 ms of a cold start). One that is not listed still loads, only slower; test/v8-flags.test.ts checks the list.
  */
@@ -59,6 +59,8 @@ const BOOT_MODULES = [
   "node:cluster",
   "node:timers/promises",
   "node:vm",
+  // Node's ES module loader loads it for itself; the launcher (scripts/bundle-launcher.ts) starts without that loader.
+  "node:fs/promises",
 ] as const;
 
 /**

@@ -226,17 +226,16 @@ if (literalImports.length > 0 || computedImports !== 1) {
     `the runtime imports modules other than through core/import-module.ts: ${literalImports.join(", ") || "-"}; ${computedImports} computed import() (1 expected)`,
   );
 }
-// The ES modules in front of the runtime: `runtime.js` loads it once (the module cache keeps it), each entry re-exports
-// its part under the names the entry's source exports.
+// The ES modules in front of the runtime: `runtime.js` loads it once per process (host/bundled-runtime.ts, shared
+// with the `agentd` command's launcher, scripts/bundle-launcher.ts), each entry re-exports its part under the names
+// the entry's source exports.
 const parts = createRequire(import.meta.url)(RUNTIME) as Record<(typeof ENTRIES)[number], object>;
 const header = "// Written by scripts/bundle.ts (npm run build).\n";
 writeFileSync(
   join(outdir, "runtime.js"),
   `${header}import { fileURLToPath } from "node:url";
-import { loadWithCodeCache } from "../host/code-cache.js";
-const runtime = loadWithCodeCache(fileURLToPath(new URL("./runtime.cjs", import.meta.url))).exports;
-runtime.setModuleImporter((url) => import(url));
-export default runtime;
+import { bundledRuntime } from "../host/bundled-runtime.js";
+export default bundledRuntime(fileURLToPath(new URL("./runtime.cjs", import.meta.url)), (url) => import(url));
 `,
 );
 for (const e of ENTRIES) {

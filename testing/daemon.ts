@@ -180,7 +180,8 @@ async function withTestStore(builtins: PluginSource[] | undefined): Promise<Plug
   return [...list.filter((s) => s.manifest.id !== "storage-sqlite"), builtinSource(mod.default)];
 }
 
-const MAIN = fileURLToPath(new URL("../host/main.js", import.meta.url));
+/** The `agentd` command as installed (package.json "bin"): what a user spawns. */
+const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 
 export interface DaemonProcess {
   child: ChildProcess;

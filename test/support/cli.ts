@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const MAIN = fileURLToPath(new URL("../../host/main.js", import.meta.url));
+/** The `agentd` command as installed (package.json "bin"). */
+const MAIN = fileURLToPath(new URL("../../host/agentd.cjs", import.meta.url));
 
 export interface CliRun {
   child: ChildProcess;
