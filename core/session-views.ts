@@ -118,10 +118,10 @@ export class SessionViews {
 
   /**
    * The view of a read that covers the whole of a long session as UTF-8 JSON (the text of `view`'s answer, in parts
-   * to be sent one after the other), or undefined for any other read. Read, folded and serialised a page of rows at a time, each page's text moved out
-   * of the JavaScript heap at once, so little of it is alive at any time: built whole, a 10,000-message session
-   * (~4 MiB of JSON) survived every collection of the daemon's small young generation, and the collector cost more
-   * than the work (docs/benchmarks.md, issue 27).
+   * to be sent one after the other), or undefined for any other read. Read, folded and serialised a page of rows at a
+   * time, each page's text moved out of the JavaScript heap at once, so little of it is alive at any time: built
+   * whole, a 10,000-message session (~4 MiB of JSON) survived every collection of the daemon's small young
+   * generation, and the collector cost more than the work (docs/benchmarks.md, issue 27).
    */
   async wholeView(id: string, turns: number, imageUrl?: MessageImageUrl): Promise<Uint8Array[] | undefined> {
     // Every user turn is one of the counted messages, so asking for as many turns as there are messages asks for all;

@@ -32,7 +32,8 @@ interface ServerJson {
   instanceId: string;
 }
 
-const MAIN_JS = fileURLToPath(new URL("../../host/main.js", import.meta.url));
+/** The `agentd` command (package.json "bin"), which starts the daemon from its launcher (scripts/bundle-launcher.ts). */
+const AGENTD = fileURLToPath(new URL("../../host/agentd.cjs", import.meta.url));
 
 export function resolveClientHome(home?: string): string {
   return resolve(home ?? process.env.AGENTD_HOME ?? join(homedir(), ".agentd"));
@@ -159,7 +160,7 @@ export async function attachDaemon(opts: AttachOptions = {}): Promise<DaemonConn
     const again = await reachable(home);
     if (again) return connect(again, false);
     const log = openSync(join(home, "daemon.log"), "a", 0o600);
-    const child = spawn(process.execPath, [MAIN_JS, "serve", "--home", home], {
+    const child = spawn(process.execPath, [AGENTD, "serve", "--home", home], {
       detached: true,
       stdio: ["ignore", log, log],
       env: process.env,
