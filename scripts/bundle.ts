@@ -3,7 +3,7 @@
  * `dist/bundle/runtime.cjs`, loaded with a V8 code cache. The three entry points are the files tsc compiled from
  * `bundle/*.ts` (plain re-exports of the modules), overwritten in place by small ES modules that re-export their
  * part of the one runtime (`runtime.js` loads it):
- * - `daemon.js`: what `agentd serve` loads (host/main.ts);
+ * - `daemon.js`: what the compiled CLI's `agentd serve` loads (host/main.ts; the launcher loads the runtime itself);
  * - `sdk.js`: the `agentd` package export (package.json "exports"), what a third-party plugin imports;
  * - `testing.js`: the `agentd/testing` export.
  * One runtime for all three, so a plugin that imports `agentd` next to the bundled daemon gets the daemon's own
