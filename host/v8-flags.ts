@@ -49,7 +49,8 @@ export function setDaemonFlag(
  * and sonic-boom (assert) require, what `listen` loads (dns, cluster), node:vm for the runtime's code cache,
  * timers/promises and fs/promises. Node compiles its modules with the code cache built into it, which V8 takes only
  * under the flags it was made with: loaded after `--liftoff-only` and `--optimize-for-size` are set, each is compiled
- * from source (~15-20 ms of a cold start). One that is not listed still loads, only slower; test/v8-flags.test.ts checks the list.
+ * from source (~15-20 ms of a cold start). One that is not listed still loads, only slower; test/v8-flags.test.ts
+ * checks the list.
  */
 const BOOT_MODULES = [
   "node:http",

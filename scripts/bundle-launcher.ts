@@ -1,10 +1,10 @@
 /**
- * Part of `npm run build`, after scripts/bundle.ts: the `agentd` command's launcher, `dist/host/cli.cjs`, which the
- * bin (host/agentd.cts) runs. It is the CLI (host/main.ts) with the few modules it imports statically, in one CommonJS
+ * Part of `npm run build`, after scripts/bundle.ts: the `agentd` command's launcher, `dist/host/cli.cjs`, which the bin
+ * (host/agentd.cts) runs. It is the CLI (host/main.ts) with the few modules it imports statically, in one CommonJS
  * file, and `agentd serve` loads the daemon's runtime from it directly (host/bundled-runtime.ts) instead of through
  * `dist/bundle/daemon.js`: a start that goes through no ES module needs no ES module loader. Node's ES module loader
- * and the CLI's seven ES modules (main.js, state.js, files.js, v8-flags.js, daemon.js, runtime.js, code-cache.js)
- * were ~15-35 ms of a cold start and ~35-55 ms of its CPU (docs/benchmarks.md, issue 27). The other dynamic imports of the
+ * and the CLI's seven ES modules (main.js, state.js, files.js, v8-flags.js, daemon.js, runtime.js, code-cache.js) were
+ * ~15-35 ms of a cold start and ~35-55 ms of its CPU (docs/benchmarks.md, issue 27). The other dynamic imports of the
  * CLI (the clients, the plugin commands) stay imports of the compiled modules beside it.
  */
 import { join } from "node:path";

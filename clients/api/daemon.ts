@@ -32,7 +32,7 @@ interface ServerJson {
   instanceId: string;
 }
 
-/** The `agentd` command (package.json "bin"), which starts the daemon from its launcher (scripts/bundle-launcher.ts). */
+/** The `agentd` command (package.json "bin"): it starts the daemon from its launcher (scripts/bundle-launcher.ts). */
 const AGENTD = fileURLToPath(new URL("../../host/agentd.cjs", import.meta.url));
 
 export function resolveClientHome(home?: string): string {
