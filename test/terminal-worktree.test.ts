@@ -66,10 +66,15 @@ describe("terminal client: rewind and worktrees (tmux)", function () {
     expect(readFileSync(join(w.cwd, "a.txt"), "utf8")).to.equal("one\n");
     expect(existsSync(join(w.cwd, "b.txt"))).to.equal(false);
 
+    const printed = await p.record();
     await send(p, "/redo");
     // The note and the transcript drawn again from the redo event: one screen may show the first before the second.
     const redone = await p.waitFor((s) => s.includes("rewind undone (both)") && s.includes("› third change"));
     expect(redone).to.include("› second change").and.include("› third change");
+    // The screen is cleared before the transcript is printed again: never the restored messages below the old
+    // transcript first (which a capture of the screen could catch between the two).
+    const raw = await printed("rewind undone (both)");
+    expect(raw.indexOf("\x1b[2J")).to.be.above(-1).and.below(raw.indexOf("done-two"));
     expect(readFileSync(join(w.cwd, "a.txt"), "utf8")).to.equal("three\n");
     expect(readFileSync(join(w.cwd, "b.txt"), "utf8")).to.equal("new\n");
   });

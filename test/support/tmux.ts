@@ -5,7 +5,8 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -37,6 +38,9 @@ function paneEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 export class TmuxPane {
+  /** Files of recorded output, removed by kill(). */
+  private readonly files: string[] = [];
+
   private constructor(
     private readonly socket: string,
     readonly name: string,
@@ -92,6 +96,26 @@ export class TmuxPane {
   /** The screen plus the scrollback. */
   async history(): Promise<string> {
     return this.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", this.name);
+  }
+
+  /**
+   * From now on, keeps everything the program prints, escape sequences included (tmux's pipe-pane into a file of
+   * its own). The function returned polls until that output contains `text`, and returns it.
+   */
+  async record(): Promise<(text: string, timeoutMs?: number) => Promise<string>> {
+    const file = join(tmpdir(), `${this.socket}.out`);
+    this.files.push(file);
+    // pipe-pane takes a shell command: the path is made of the socket's name only (letters, digits, '-', '/').
+    await this.tmux("pipe-pane", "-t", this.name, `cat > ${file}`);
+    return async (text, timeoutMs = 15_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const out = existsSync(file) ? readFileSync(file, "latin1") : "";
+        if (out.includes(text)) return out;
+        if (Date.now() > deadline) throw new Error(`the program did not print ${text}; it printed:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
   }
 
   /** Sends keys by tmux name (Enter, Escape, C-c, Up, Tab, ...). */
@@ -151,5 +175,6 @@ export class TmuxPane {
     // tmux leaves the socket file of a killed server behind.
     const dir = join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`);
     rmSync(join(dir, this.socket), { force: true });
+    for (const f of this.files) rmSync(f, { force: true });
   }
 }

@@ -27,20 +27,26 @@ function useWidth(onResize: () => void): number {
   return width;
 }
 
-export function useScrollback(store: SessionView): { width: number; staticKey: number; items: Item[] } {
-  const [staticKey, setStaticKey] = useState(0);
+export function useScrollback(store: SessionView): { width: number; staticKey: string; items: Item[] } {
+  const [resizes, setResizes] = useState(0);
   const staticFrom = useRef(0);
   const width = useWidth(() => {
     staticFrom.current = Math.max(0, store.items.length - REPRINT);
-    setStaticKey((k) => k + 1);
+    setResizes((k) => k + 1);
   });
-  // A rewind drew the transcript anew (store.redraws): clear the screen and print it again.
+  // A rewind drew the transcript anew (store.redraws): the screen is cleared, and <Static> remounted (its key) to
+  // print the items again, in the very render that first shows them. Were the screen cleared in an effect after it,
+  // that render's <Static> would first print the new items past the old count below the old transcript.
   const { stdout } = useStdout();
-  useEffect(() => {
-    if (!store.redraws) return;
+  const cleared = useRef(store.redraws);
+  if (cleared.current !== store.redraws) {
+    cleared.current = store.redraws;
     stdout.write("\x1b[2J\x1b[3J\x1b[H");
     staticFrom.current = Math.max(0, store.items.length - REPRINT);
-    setStaticKey((k) => k + 1);
-  }, [store.redraws, store, stdout]);
-  return { width, staticKey, items: staticFrom.current ? store.items.slice(staticFrom.current) : store.items };
+  }
+  return {
+    width,
+    staticKey: `${resizes}.${store.redraws}`,
+    items: staticFrom.current ? store.items.slice(staticFrom.current) : store.items,
+  };
 }
