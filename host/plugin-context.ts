@@ -72,6 +72,7 @@ export function pluginContext(
     needCap,
   });
   entry.di = services.di;
+  let dataDir: string | undefined;
   return {
     id,
     manifest: m,
@@ -85,9 +86,13 @@ export function pluginContext(
     },
     dataDir() {
       needCap("storage", "ctx.dataDir()");
-      const dir = join(deps.home, "plugins-data", id);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      return dir;
+      // Created on first use, once: plugins call this on hot paths (a checkpoint's state at every turn's start).
+      if (dataDir === undefined) {
+        const dir = join(deps.home, "plugins-data", id);
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        dataDir = dir;
+      }
+      return dataDir;
     },
     ...points,
     services: {

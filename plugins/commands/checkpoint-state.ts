@@ -102,9 +102,10 @@ export class CheckpointStates {
 
   /**
    * Persists the session's state; resolves once the state as it is now is on disk. Saves that come while a write
-   * runs are folded into one more write. A session forgotten meanwhile is not written back.
+   * runs are folded into one more write. A session forgotten meanwhile is not written back. `soon`: the write starts
+   * once this run of the event loop is over (a turn's start), and counts as running from now on.
    */
-  save(sessionId: string, state: SessionState): Promise<void> {
+  save(sessionId: string, state: SessionState, opts?: { soon?: boolean }): Promise<void> {
     const running = this.writes.get(sessionId);
     if (running) {
       running.dirty = true;
@@ -114,6 +115,7 @@ export class CheckpointStates {
     this.writes.set(sessionId, w);
     w.done = (async () => {
       try {
+        if (opts?.soon) await new Promise<void>((resolve) => setImmediate(resolve));
         while (w.dirty && this.states.get(sessionId) === state) {
           w.dirty = false;
           await this.write(sessionId, state);

@@ -85,8 +85,9 @@ export class Checkpoints {
     state.entries.push({ seq, at: new Date().toISOString() });
     state.redo = undefined; // a new turn: what a rewind dropped is gone for good
     const dropped = state.entries.splice(0, Math.max(0, state.entries.length - this.opts.keep));
-    // Written off the chat path: a snapshot (the first file-changing tool) awaits the write of its own state.
-    void this.save(sessionId, state);
+    // Written off the chat path, once the turn's request has gone: a snapshot (the first file-changing tool) awaits
+    // the write of its own state.
+    void this.states.save(sessionId, state, { soon: true });
     const refs = dropped.flatMap((e) => (e.commit ? [`refs/checkpoints/${e.seq}`] : []));
     if (refs.length) {
       const repo = this.repoDir(sessionId);
