@@ -104,8 +104,9 @@ export class TmuxPane {
    */
   async record(): Promise<(text: string, timeoutMs?: number) => Promise<string>> {
     const file = join(tmpdir(), `${this.socket}.out`);
+    // pipe-pane takes a shell command: only a plain path goes into it.
+    if (!/^[\w./-]+$/.test(file)) throw new Error(`TMPDIR gives a path tmux cannot take: ${file}`);
     this.files.push(file);
-    // pipe-pane takes a shell command: the path is made of the socket's name only (letters, digits, '-', '/').
     await this.tmux("pipe-pane", "-t", this.name, `cat > ${file}`);
     return async (text, timeoutMs = 15_000) => {
       const deadline = Date.now() + timeoutMs;
