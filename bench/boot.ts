@@ -1,15 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { builtinSource } from "../host/plugin-sources.js";
 import storageSqlite from "../plugins/storage-sqlite/index.js";
 import { now, sleep } from "./lib/clock.js";
-import { bootDaemon, tempDir } from "./lib/daemon.js";
+import { AGENTD_BIN, bootDaemon, tempDir } from "./lib/daemon.js";
 import { mib, ms, printTable, type Summary, summarize } from "./lib/stats.js";
-
-/** The `agentd` command as installed (package.json "bin"). */
-const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 
 export interface BootResult {
   inProcess: { all: Summary; storeOnly: Summary };
@@ -81,7 +77,7 @@ export async function bootBench(reps: number): Promise<BootResult> {
   const bareRss: number[] = [];
   for (let i = 0; i < reps; i++) {
     const home = tempDir("agentd-bench-cold-");
-    const a = await coldStart([MAIN, "serve", "--port", "0", "--home", home], join(home, "server.json"));
+    const a = await coldStart([AGENTD_BIN, "serve", "--port", "0", "--home", home], join(home, "server.json"));
     agentd.push(a.ms);
     agentdRss.push(a.rss);
     const b = await coldStart(["-e", BARE, join(home, "bare.json")], join(home, "bare.json"));

@@ -11,14 +11,12 @@ import { fileURLToPath } from "node:url";
 import { ApiClient } from "../testing/daemon.js";
 import { SseClient } from "../testing/sse.js";
 import { now, sleep } from "./lib/clock.js";
-import { bootDaemon, tempDir } from "./lib/daemon.js";
+import { AGENTD_BIN, bootDaemon, tempDir } from "./lib/daemon.js";
 import { WorkerRpc } from "./lib/rpc.js";
 import { median, summarize } from "./lib/stats.js";
 import { newReception, type Reception, readDirect, recordTurn } from "./lib/streams.js";
 import { seedHistory } from "./ttft.js";
 
-/** The `agentd` command as installed (package.json "bin"): what a user spawns. */
-const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 const RELAY = fileURLToPath(new URL("./lib/relay.js", import.meta.url));
 const LONG = 2000;
 const LONG_TURNS = 20;
@@ -186,7 +184,7 @@ export async function spawnAgentd(
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; t0: number; api: ApiClient; stop: () => Promise<void> }> {
   const { child, t0 } = await spawnReady(
-    [MAIN, "serve", "--port", "0", "--home", home],
+    [AGENTD_BIN, "serve", "--port", "0", "--home", home],
     cleanEnv(env),
     join(home, "server.json"),
   );

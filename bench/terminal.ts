@@ -12,11 +12,9 @@ import { clientEnv } from "../test/support/cli.js";
 import type { FakeProvider, Step } from "../test/support/fake-provider.js";
 import { hasTmux, TmuxPane } from "../test/support/tmux.js";
 import { now } from "./lib/clock.js";
-import type { BenchDaemon } from "./lib/daemon.js";
+import { AGENTD_BIN, type BenchDaemon } from "./lib/daemon.js";
 import { ms, printTable, type Summary, summarize } from "./lib/stats.js";
 
-/** The `agentd` command as installed (package.json "bin"). */
-const MAIN = fileURLToPath(new URL("../host/agentd.cjs", import.meta.url));
 const MODULES = fileURLToPath(new URL("../clients/terminal/", import.meta.url));
 const BUNDLE = fileURLToPath(new URL("../clients/terminal.bundle/", import.meta.url));
 
@@ -108,7 +106,7 @@ async function streamThroughChat(
   fake.script({ steps });
   const sse = await bd.api.sse(`/sessions/${id}/events`);
   const stats = join(cwd, `stats-${id}.json`);
-  const pane = await TmuxPane.start([process.execPath, MAIN, "--home", bd.home, "chat", "--session", id, "go"], {
+  const pane = await TmuxPane.start([process.execPath, AGENTD_BIN, "--home", bd.home, "chat", "--session", id, "go"], {
     cwd,
     env: { AGENTD_CLIENT_STATS: stats },
   });
@@ -144,7 +142,7 @@ export async function terminalBench(
     bare.push(await timedProcess([process.execPath, "-e", "0"], env));
     provider.push(await providerOneToken(fake));
     fake.script({ steps: [{ content: "ok" }] });
-    run.push(await timedProcess([process.execPath, MAIN, "--home", bd.home, "run", "--cwd", cwd, "hi"], env));
+    run.push(await timedProcess([process.execPath, AGENTD_BIN, "--home", bd.home, "run", "--cwd", cwd, "hi"], env));
   }
   const result: TerminalResult = {
     run: { agentd: summarize(run), bareNode: summarize(bare), provider: summarize(provider) },
@@ -162,7 +160,7 @@ export async function terminalBench(
       ),
     );
     chat.push(
-      await firstScreen([process.execPath, MAIN, "--home", bd.home, "chat", "--cwd", cwd], "ask anything", cwd),
+      await firstScreen([process.execPath, AGENTD_BIN, "--home", bd.home, "chat", "--cwd", cwd], "ask anything", cwd),
     );
   }
   result.chat = { agentd: summarize(chat), bareNode: summarize(bareScreen) };

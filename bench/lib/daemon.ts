@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type Daemon, startDaemon } from "../../host/daemon.js";
 import type { PluginSource } from "../../host/plugin-sources.js";
 import { ApiClient } from "../../testing/daemon.js";
 import { now } from "./clock.js";
+
+/** The `agentd` command as installed (package.json "bin"): what a user spawns. */
+export const AGENTD_BIN = fileURLToPath(new URL("../../host/agentd.cjs", import.meta.url));
 
 export interface BenchDaemon {
   daemon: Daemon;
