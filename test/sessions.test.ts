@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionStoreToken } from "../core/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { sessionRecord } from "./support/session-record.js";
 
 describe("sessions: lifecycle and metadata", () => {
   let d: TestDaemon;
@@ -66,6 +67,28 @@ describe("sessions: lifecycle and metadata", () => {
     expect(search.body.map((s: { title: string }) => s.title)).to.include("task 3");
     const hostile = await d.get(`/sessions?q=${encodeURIComponent('"AND( NEAR * -')}`);
     expect(hostile.status).to.equal(200);
+  });
+
+  it("lists hundreds of sessions as the same JSON as its pages (the long answer is sent in slices)", async () => {
+    const store = d.daemon.services.get(SessionStoreToken);
+    const title = (i: number) => `long list ${i} \u00e9\u2026\u{1f600} "q" \\`;
+    for (let i = 0; i < 600; i++) {
+      const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+      await store.createSession(
+        sessionRecord(`s${String(i).padStart(4, "0")}`, { cwd, title: title(i), updatedAt: at }),
+      );
+    }
+    const plain = await d.get("/sessions");
+    expect(plain.status).to.equal(200);
+    expect(plain.body).to.have.length(600);
+    expect(plain.body[0]).to.include({ id: "s0599", title: title(599) });
+    expect(plain.text).to.equal(JSON.stringify(plain.body));
+    expect(plain.headers.get("content-length")).to.equal(String(Buffer.byteLength(plain.text)));
+    const paged: unknown[] = [];
+    for (let offset = 0; offset < 600; offset += 200) {
+      paged.push(...(await d.get(`/sessions?limit=200&offset=${offset}`)).body.sessions);
+    }
+    expect(plain.body).to.deep.equal(paged);
   });
 
   it("renames, pins (pinned first in the list), shares and revokes", async () => {

@@ -9,6 +9,7 @@ import type { AnyRoute, Principal, RouteResult } from "../../core/routes.js";
 import { loadExpress, onFirstUse } from "../lazy.js";
 import { type Authenticator, isAllowedHost, isCrossSite } from "./auth.js";
 import { API_PREFIX, API_VERSION_HEADERS } from "./constants.js";
+import { jsonBody } from "./json-body.js";
 import { mountFallbackHome, mountLoginPages } from "./pages.js";
 import { HttpSseStream, type SseHub } from "./sse.js";
 import { type CompiledValidators, compileRoute, describeErrors } from "./validation.js";
@@ -346,12 +347,7 @@ function send(
       (bytes as Readable).pipe(res);
       return;
     }
-    const parts: readonly Uint8Array[] = bytes instanceof Uint8Array ? [bytes] : bytes;
-    res.writeHead(status, { ...headers, "Content-Length": parts.reduce((n, p) => n + p.byteLength, 0) });
-    // Corked: the parts leave in one write (writev), not a system call each.
-    res.cork();
-    for (const part of parts) res.write(part);
-    res.end();
+    endWithParts(res, status, headers, bytes instanceof Uint8Array ? [bytes] : bytes);
     return;
   }
   const check = v.responses.get(status);
@@ -360,12 +356,25 @@ function send(
     opts.log.error({ route: route.operationId }, `response does not match its schema: ${msg}`);
     throw new ApiError(500, `Response does not match its declared schema: ${msg}`);
   }
-  const json = JSON.stringify(result.body);
-  res.writeHead(status, {
-    ...result.headers,
-    "Content-Type": "application/json; charset=utf-8",
-    "Cache-Control": "no-store",
-    "Content-Length": Buffer.byteLength(json),
-  });
+  const json = jsonBody(result.body);
+  const headers = { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" };
+  if (typeof json !== "string") {
+    endWithParts(res, status, headers, json);
+    return;
+  }
+  res.writeHead(status, { ...headers, "Content-Length": Buffer.byteLength(json) });
   res.end(json);
+}
+
+function endWithParts(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  parts: readonly Uint8Array[],
+): void {
+  res.writeHead(status, { ...headers, "Content-Length": parts.reduce((n, p) => n + p.byteLength, 0) });
+  // Corked: the parts leave in one write (writev), not a system call each.
+  res.cork();
+  for (const part of parts) res.write(part);
+  res.end();
 }
