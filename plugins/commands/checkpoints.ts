@@ -114,7 +114,7 @@ export class Checkpoints {
     if (!entry || entry.commit || entry.skipped) return Promise.resolve();
     if (!this.opts.enabled) {
       entry.skipped = "file checkpoints are turned off in the config";
-      return this.save(sessionId, state);
+      return this.states.save(sessionId, state);
     }
     let p = this.inflight.get(entry);
     if (!p) {
@@ -141,7 +141,7 @@ export class Checkpoints {
       }
       state.entries.pop();
       state.redo = undefined;
-      await this.save(sessionId, state);
+      await this.states.save(sessionId, state);
       return out;
     });
   }
@@ -255,7 +255,7 @@ export class Checkpoints {
   restoreEntries(sessionId: string, entries: Entry[]): Promise<void> {
     const state = this.state(sessionId);
     state.entries.push(...entries);
-    return this.save(sessionId, state);
+    return this.states.save(sessionId, state);
   }
 
   /** What /redo would put back (set by a rewind, cleared by the next turn, /undo and /redo). */
@@ -266,7 +266,7 @@ export class Checkpoints {
   setRedo(sessionId: string, redo: RedoState | undefined): Promise<void> {
     const state = this.state(sessionId);
     state.redo = redo;
-    return this.save(sessionId, state);
+    return this.states.save(sessionId, state);
   }
 
   private async diffTo(sessionId: string, cwd: string, commit: string, deadline: number): Promise<FileChanges> {
@@ -292,7 +292,7 @@ export class Checkpoints {
   private async take(sessionId: string, cwd: string, state: SessionState, entry: Entry): Promise<void> {
     if (state.disabled) {
       entry.skipped = state.disabled;
-      await this.save(sessionId, state);
+      await this.states.save(sessionId, state);
       return;
     }
     try {
@@ -313,7 +313,7 @@ export class Checkpoints {
           (disable ? " (checkpoints are off for this session)." : "."),
       );
     }
-    await this.save(sessionId, state);
+    await this.states.save(sessionId, state);
   }
 
   /** Stages the working directory into the shadow index (see {@link stageWorkTree}). */
@@ -339,10 +339,6 @@ export class Checkpoints {
 
   private state(sessionId: string): SessionState {
     return this.states.get(sessionId);
-  }
-
-  private save(sessionId: string, state: SessionState): Promise<void> {
-    return this.states.save(sessionId, state);
   }
 
   /** Resolves once no snapshot, restore or state write is running (the daemon stops only after that). */
