@@ -69,6 +69,8 @@ export interface SessionService {
   find(id: string): Promise<SessionRecord | undefined>;
   create(input: CreateSessionInput): Promise<SessionRecord>;
   list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }>;
+  /** `list({})`'s sessions (every session, unfiltered) as UTF-8 JSON, in parts whose concatenation is the text. */
+  listAllJson(): Promise<Uint8Array[]>;
   /** A session's summary as listings and the feed show it. */
   summary(
     rec: SessionListEntry | SessionRecord,

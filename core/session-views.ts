@@ -22,6 +22,10 @@ const WHOLE_READ_PAGE = 100;
 const MESSAGES_HERE = "\u0000agentd:messages\u0000" as unknown as SessionView["messages"];
 const MESSAGES_HERE_JSON = JSON.stringify(MESSAGES_HERE);
 const COMMA = Buffer.from(",");
+const OPEN = Buffer.from("[");
+const CLOSE = Buffer.from("]");
+/** Summaries per part of a listing's JSON (~70 KB: served from malloc's heap, no fresh mapping to fault in). */
+const LIST_PART = 256;
 
 /** What the views read besides the store and the event log (the session layer's parts). */
 export interface ViewParts {
@@ -37,6 +41,13 @@ export interface ViewParts {
  * first frame of a session's stream. Reads only: the records, the turn engine's memory, the waiting decisions.
  */
 export class SessionViews {
+  /**
+   * The JSON text of the summaries of frozen listing entries (the store shares those, and gives a session a new one
+   * when it changes), with the status each was made for; only summaries that say nothing beyond their entry and
+   * status are kept.
+   */
+  private readonly summaryText = new WeakMap<SessionListEntry, { status: SessionStatus; json: Buffer }>();
+
   constructor(
     private readonly store: SessionStore,
     private readonly events: EventLog,
@@ -44,19 +55,64 @@ export class SessionViews {
   ) {}
 
   async list(query: ListQuery): Promise<{ sessions: SessionSummary[]; total: number }> {
-    const { sessions, total } = await (this.store.listEntries?.(query) ?? this.store.listSessions(query));
+    const { sessions, total } = await this.entries(query);
+    const { trustOf, turns, worktrees } = this.listing();
+    const summaries = sessions.map((s) => this.summary(s, trustOf, turns.status(s.id), worktrees));
+    if (query.q?.trim()) await this.attachMatches(summaries, query.q);
+    return { sessions: summaries, total };
+  }
+
+  /**
+   * `list({})`'s sessions as UTF-8 JSON, in parts whose concatenation is the text. The text of an unchanged
+   * session's summary is kept with its entry: listing 10,000 sessions again joins kept bytes instead of building and
+   * serialising 10,000 summaries (~4 ms instead of ~21, docs/benchmarks.md, issue 27).
+   */
+  async listAllJson(): Promise<Uint8Array[]> {
+    const { sessions } = await this.entries({});
+    const { trustOf, turns, worktrees } = this.listing();
+    const parts: Buffer[] = [];
+    let part: Buffer[] = [OPEN];
+    sessions.forEach((e, i) => {
+      if (i > 0) part.push(COMMA);
+      part.push(this.summaryJson(e, trustOf, turns.status(e.id), worktrees));
+      if (part.length >= 2 * LIST_PART) {
+        parts.push(Buffer.concat(part));
+        part = [];
+      }
+    });
+    part.push(CLOSE);
+    parts.push(Buffer.concat(part));
+    return parts;
+  }
+
+  private entries(query: ListQuery) {
+    return this.store.listEntries?.(query) ?? this.store.listSessions(query);
+  }
+
+  /** What a listing's summaries read besides their entries, looked up once per listing rather than per session. */
+  private listing() {
     // Sessions share directories: ask for each directory's trust prompt once per listing.
     const prompts = new Map<string, ProjectTrustPrompt | undefined>();
     const trustOf = (cwd: string) => {
       if (!prompts.has(cwd)) prompts.set(cwd, this.parts.projectTrust(cwd));
       return prompts.get(cwd);
     };
-    // The turn engine and the worktree plugin are looked up once per listing, not once per session.
-    const turns = this.parts.turns();
-    const worktrees = this.parts.worktrees();
-    const summaries = sessions.map((s) => this.summary(s, trustOf, turns.status(s.id), worktrees));
-    if (query.q?.trim()) await this.attachMatches(summaries, query.q);
-    return { sessions: summaries, total };
+    return { trustOf, turns: this.parts.turns(), worktrees: this.parts.worktrees() };
+  }
+
+  /** `summary`'s JSON text, kept with a frozen entry while the summary says nothing beyond the entry and status. */
+  private summaryJson(
+    e: SessionListEntry | SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined,
+    status: SessionStatus,
+    worktrees: SessionWorktrees | undefined,
+  ): Buffer {
+    const plain = Object.isFrozen(e) && !trustOf(e.cwd) && !this.parts.waiting.of(e) && !worktrees?.info(e.id);
+    const kept = plain ? this.summaryText.get(e) : undefined;
+    if (kept?.status === status) return kept.json;
+    const json = Buffer.from(JSON.stringify(this.summary(e, trustOf, status, worktrees)));
+    if (plain) this.summaryText.set(e, { status, json });
+    return json;
   }
 
   /** Says why each listed session matched a search whose terms its title does not hold: its newest matching message. */

@@ -200,6 +200,10 @@ export class SessionManager implements SessionService {
     return this.views.list(query);
   }
 
+  listAllJson(): Promise<Uint8Array[]> {
+    return this.views.listAllJson();
+  }
+
   summary(
     rec: SessionListEntry | SessionRecord,
     trustOf?: (cwd: string) => ProjectTrustPrompt | undefined,

@@ -93,7 +93,11 @@ export interface SessionStore {
   /** Deletes the session with its messages and events. */
   deleteSession(id: string): Awaitable<boolean>;
   listSessions(query: ListQuery): Awaitable<{ sessions: SessionRecord[]; total: number }>;
-  /** Optional: `listSessions` with only the listing's fields (GET /sessions); the service falls back to listSessions. */
+  /**
+   * Optional: `listSessions` with only the listing's fields (GET /sessions); the service falls back to listSessions.
+   * A frozen entry (or array) may be shared between calls and never changes: a write gives the session a new entry,
+   * so what the service derives from a frozen entry (its summary's text) it may keep with it.
+   */
   listEntries?(query: ListQuery): Awaitable<{ sessions: SessionListEntry[]; total: number }>;
   findByShareToken(token: string): Awaitable<SessionRecord | undefined>;
   /**

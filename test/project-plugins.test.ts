@@ -118,6 +118,13 @@ describe("project plugins: load only for trusted projects, pinned to their conte
     for (const dir of [project, other, outside]) rmSync(dir, { recursive: true, force: true });
   });
 
+  /** A session's trust prompt as GET /sessions lists it, where the plain array and a page agree. */
+  async function listedTrust(id: string): Promise<{ resources: { plugins: PluginRow[] } } | undefined> {
+    const plain = (await d.get("/sessions")).body as Array<{ id: string; projectTrust?: never }>;
+    expect(plain).to.deep.equal((await d.get("/sessions?limit=200")).body.sessions);
+    return plain.find((s) => s.id === id)?.projectTrust;
+  }
+
   it("never runs an untrusted project's plugin, and lists it in the trust prompt as new", async () => {
     const id = await d.createSession({ cwd: project });
     const events = await trustEvents(id);
@@ -175,9 +182,14 @@ describe("project plugins: load only for trusted projects, pinned to their conte
     const id = await d.createSession({ cwd: project });
     await d.post("/projects/trust", { cwd: project, trusted: true });
     expect(names(await offeredTools(id))).to.include("proj_echo");
+    // Listed twice: the second listing is made of what the first kept.
+    expect(await listedTrust(id)).to.equal(undefined);
+    expect(await listedTrust(id)).to.equal(undefined);
 
     writePlugin(project, log, "v2");
     expect(names(await offeredTools(id))).to.not.include("proj_echo");
+    // The session's row did not change, its listed summary did.
+    expect((await listedTrust(id))?.resources.plugins.map((p) => p.state)).to.deep.equal(["changed"]);
     // The open session is asked again at that turn (it was asked once, as "new", when it was created).
     const asked = (await trustEvents(id)).map(
       (e) => (e.payload.resources as { plugins: PluginRow[] }).plugins.map((p) => p.state)[0],

@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { SessionServiceToken } from "../core/session-service.js";
 import { SessionStoreToken } from "../core/store.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { startFakeProvider } from "../testing/fake-provider.js";
 import { sessionRecord } from "./support/session-record.js";
 
 describe("sessions: lifecycle and metadata", () => {
@@ -89,6 +90,44 @@ describe("sessions: lifecycle and metadata", () => {
       paged.push(...(await d.get(`/sessions?limit=200&offset=${offset}`)).body.sessions);
     }
     expect(plain.body).to.deep.equal(paged);
+  });
+
+  it("lists every session as its pages do after each change (the text kept of unchanged ones is never stale)", async () => {
+    const fake = await startFakeProvider();
+    const t = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } } });
+    try {
+      const listed = async () => {
+        const plain = await t.get("/sessions");
+        expect(plain.body).to.deep.equal((await t.get("/sessions?limit=200")).body.sessions);
+        return plain.body as Array<{ id: string; status: string; title?: string; messageCount: number }>;
+      };
+      const a = await t.createSession({ cwd });
+      const b = await t.createSession({ cwd, title: "b" });
+      expect((await listed()).map((s) => s.id)).to.deep.equal([b, a]);
+      expect((await listed()).map((s) => s.id)).to.deep.equal([b, a]);
+      await t.post(`/sessions/${a}/rename`, { title: "renamed" });
+      expect((await listed())[0]).to.include({ id: a, title: "renamed" });
+      await t.post(`/sessions/${b}/pin`, { pinned: true });
+      expect((await listed())[0]).to.include({ id: b, pinned: true });
+
+      // A turn held by the provider: running, then idle with its two messages.
+      let release: () => void = () => {};
+      fake.script({ steps: [{ waitFor: new Promise<void>((r) => (release = r)) }, { content: "done" }] });
+      const sse = await t.sse(`/sessions/${a}/events`);
+      expect((await t.post(`/sessions/${a}/chat`, { text: "hello" })).status).to.equal(202);
+      await sse.waitFor((f) => f.json?.type === "user_message");
+      expect((await listed()).find((s) => s.id === a)).to.include({ status: "running", messageCount: 1 });
+      release();
+      await sse.waitFor((f) => f.json?.type === "session_end");
+      sse.close();
+      expect((await listed()).find((s) => s.id === a)).to.include({ status: "idle", messageCount: 2 });
+
+      expect((await t.delete(`/sessions/${b}/permanent`)).status).to.equal(200);
+      expect((await listed()).map((s) => s.id)).to.deep.equal([a]);
+    } finally {
+      await t.cleanup();
+      await fake.close();
+    }
   });
 
   it("renames, pins (pinned first in the list), shares and revokes", async () => {

@@ -347,15 +347,15 @@ function send(
       (bytes as Readable).pipe(res);
       return;
     }
-    endWithParts(res, status, headers, bytes instanceof Uint8Array ? [bytes] : bytes);
+    const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
+    // JSON sent as bytes (a listing or a session read whole, serialised as it was read) is checked as any JSON reply.
+    if (opts.validateResponses && result.contentType.startsWith("application/json")) {
+      checkResponse(route, v, opts, status, JSON.parse(Buffer.concat(parts).toString("utf8")));
+    }
+    endWithParts(res, status, headers, parts);
     return;
   }
-  const check = v.responses.get(status);
-  if (opts.validateResponses && check && !check(result.body)) {
-    const msg = describeErrors(`response ${status}`, check.errors);
-    opts.log.error({ route: route.operationId }, `response does not match its schema: ${msg}`);
-    throw new ApiError(500, `Response does not match its declared schema: ${msg}`);
-  }
+  if (opts.validateResponses) checkResponse(route, v, opts, status, result.body);
   const json = jsonBody(result.body);
   const headers = { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" };
   if (typeof json !== "string") {
@@ -364,6 +364,15 @@ function send(
   }
   res.writeHead(status, { ...headers, "Content-Length": Buffer.byteLength(json) });
   res.end(json);
+}
+
+/** Throws (a 500) when a reply does not match the schema its route declares for the status. */
+function checkResponse(route: AnyRoute, v: CompiledValidators, opts: HttpOptions, status: number, body: unknown): void {
+  const check = v.responses.get(status);
+  if (!check || check(body)) return;
+  const msg = describeErrors(`response ${status}`, check.errors);
+  opts.log.error({ route: route.operationId }, `response does not match its schema: ${msg}`);
+  throw new ApiError(500, `Response does not match its declared schema: ${msg}`);
 }
 
 function endWithParts(

@@ -29,6 +29,8 @@ export function listSessionsRoute({ svc }: SessionRouteDeps) {
     handler: async ({ query }) => {
       const q = query.q?.trim() || undefined;
       if (query.limit === undefined && query.offset === undefined) {
+        // Every session: the text comes serialised (SessionService.listAllJson), the summaries of unchanged ones kept.
+        if (!q) return { bytes: await svc().listAllJson(), contentType: "application/json; charset=utf-8" };
         return { body: (await svc().list({ q })).sessions };
       }
       const limit = query.limit ?? 50;
