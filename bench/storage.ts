@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { emptyUsage, type SessionRecord } from "../core/session-types.js";
 import { newSessionId } from "../core/sessions.js";
@@ -8,6 +9,7 @@ import { startTestDaemon } from "../testing/daemon.js";
 import { now } from "./lib/clock.js";
 import { bootDaemon } from "./lib/daemon.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
+import { cpuMsOf, spawnAgentd } from "./process.js";
 
 const WARMUP = 5;
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
@@ -63,8 +65,21 @@ const LIST_PATHS = [
 ] as const;
 
 export interface ListResult {
-  /** `bigCpu`: CPU time of the whole bench process (daemon and client) per request, less sensitive to load. */
-  rows: Array<{ label: string; small: Summary; big: Summary; bigCpu: Summary; validated: Summary; bigBytes: number }>;
+  /**
+   * `bigCpu`: CPU time of the whole bench process (daemon and client) per request, less sensitive to load.
+   * `spawned`: the larger count against `agentd serve` in its own process, as a client meets it (the goals' figure);
+   * `spawnedCpu`: that daemon's CPU per request (mean, in 10 ms ticks).
+   */
+  rows: Array<{
+    label: string;
+    small: Summary;
+    big: Summary;
+    bigCpu: Summary;
+    validated: Summary;
+    bigBytes: number;
+    spawned: Summary;
+    spawnedCpu: number;
+  }>;
   insertMs: number;
   count: number;
 }
@@ -94,6 +109,21 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
   } finally {
     await td.stop();
   }
+  // And under `agentd serve`, a client of it here: in one process the client's garbage and allocations (a 2.7 MiB
+  // answer parsed) and the daemon's share one heap and one malloc, and move each other's figures.
+  const spawned = new Map<string, { s: Summary; cpu: number }>();
+  rmSync(join(bd.home, "server.json"), { force: true });
+  const daemon = await spawnAgentd(bd.home);
+  try {
+    for (const [label, path] of LIST_PATHS) {
+      await timeGet(daemon.api, path, 0); // its warm-up calls only: the CPU below is of warm ones
+      const c0 = cpuMsOf(daemon.child.pid as number);
+      const { s } = await timeGet(daemon.api, path, reps);
+      spawned.set(label, { s, cpu: (cpuMsOf(daemon.child.pid as number) - c0) / (reps + WARMUP) });
+    }
+  } finally {
+    await daemon.stop();
+  }
   return {
     insertMs,
     count,
@@ -104,6 +134,8 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
       bigCpu: big.get(label)?.cpu as Summary,
       validated: validated.get(label) as Summary,
       bigBytes: big.get(label)?.bytes ?? 0,
+      spawned: spawned.get(label)?.s as Summary,
+      spawnedCpu: spawned.get(label)?.cpu ?? Number.NaN,
     })),
   };
 }
@@ -120,6 +152,7 @@ export function printList(r: ListResult, reps: number): void {
       "CPU p50",
       "response",
       "with test validation",
+      "agentd serve: p50 / its CPU",
     ],
     r.rows.map((x) => [
       x.label,
@@ -130,12 +163,14 @@ export function printList(r: ListResult, reps: number): void {
       ms(x.bigCpu.p50),
       `${(x.bigBytes / 1024).toFixed(0)} KiB`,
       ms(x.validated.p50),
+      `${ms(x.spawned.p50)} / ${ms(x.spawnedCpu)}`,
     ]),
     [
       `${int(r.count)} sessions written with SessionStore.createSession in ${ms(r.insertMs)} ms ` +
         `(${ms((r.insertMs * 1000) / (r.count - 10))} µs each).`,
       "CPU p50: process CPU time per request at the larger count (daemon and the bench's client together).",
-      "last column: same home under startTestDaemon, which validates responses against their schemas (test-only cost).",
+      "with test validation: same home under startTestDaemon, which validates responses against their schemas.",
+      "agentd serve: same home, the daemon in its own process (the goals' figure), its CPU per request (10 ms ticks).",
     ],
   );
 }

@@ -27,6 +27,13 @@ const CLOSE = Buffer.from("]");
 /** Summaries per part of a listing's JSON (~70 KB: served from malloc's heap, no fresh mapping to fault in). */
 const LIST_PART = 256;
 
+/** A listing's JSON parts and what they were made of: the store's frozen entries and their statuses. */
+interface ListingText {
+  sessions: readonly SessionListEntry[];
+  statuses: SessionStatus[];
+  parts: Buffer[];
+}
+
 /** What the views read besides the store and the event log (the session layer's parts). */
 export interface ViewParts {
   require(id: string): Promise<SessionRecord>;
@@ -47,6 +54,12 @@ export class SessionViews {
    * status are kept.
    */
   private readonly summaryText = new WeakMap<SessionListEntry, { status: SessionStatus; json: Buffer }>();
+  /**
+   * The last `listAllJson` answer with what it was made of (the store's frozen listing, every summary plain): given
+   * again while the same listing comes with the same statuses, so a repeated listing allocates and copies nothing
+   * (fresh parts of ~2.7 MiB per listing cost page faults as much as the copying itself).
+   */
+  private lastListing: ListingText | undefined;
 
   constructor(
     private readonly store: SessionStore,
@@ -64,17 +77,26 @@ export class SessionViews {
 
   /**
    * `list({})`'s sessions as UTF-8 JSON, in parts whose concatenation is the text. The text of an unchanged
-   * session's summary is kept with its entry: listing 10,000 sessions again joins kept bytes instead of building and
-   * serialising 10,000 summaries (~4 ms instead of ~21, docs/benchmarks.md, issue 27).
+   * session's summary is kept with its entry, and the whole answer while nothing in it changes: `agentd serve` lists
+   * 10,000 sessions again in ~5 ms of CPU instead of ~60 (docs/benchmarks.md, issue 27).
    */
   async listAllJson(): Promise<Uint8Array[]> {
     const { sessions } = await this.entries({});
     const { trustOf, turns, worktrees } = this.listing();
+    const last = this.lastListing;
+    const statuses = sessions.map((e) => turns.status(e.id));
+    let plain = Object.isFrozen(sessions);
+    let same = plain && last?.sessions === sessions;
+    for (let i = 0; i < sessions.length && plain; i++) {
+      plain = this.plain(sessions[i] as SessionListEntry, trustOf, worktrees);
+      same &&= last?.statuses[i] === statuses[i];
+    }
+    if (same && plain && last) return last.parts;
     const parts: Buffer[] = [];
     let part: Buffer[] = [OPEN];
     sessions.forEach((e, i) => {
       if (i > 0) part.push(COMMA);
-      part.push(this.summaryJson(e, trustOf, turns.status(e.id), worktrees));
+      part.push(this.summaryJson(e, trustOf, statuses[i] as SessionStatus, worktrees));
       if (part.length >= 2 * LIST_PART) {
         parts.push(Buffer.concat(part));
         part = [];
@@ -82,6 +104,7 @@ export class SessionViews {
     });
     part.push(CLOSE);
     parts.push(Buffer.concat(part));
+    this.lastListing = plain ? { sessions, statuses, parts } : undefined;
     return parts;
   }
 
@@ -100,6 +123,15 @@ export class SessionViews {
     return { trustOf, turns: this.parts.turns(), worktrees: this.parts.worktrees() };
   }
 
+  /** Whether the summary of a frozen entry says nothing beyond the entry and its status (no prompt, decision, worktree). */
+  private plain(
+    e: SessionListEntry | SessionRecord,
+    trustOf: (cwd: string) => ProjectTrustPrompt | undefined,
+    worktrees: SessionWorktrees | undefined,
+  ): boolean {
+    return Object.isFrozen(e) && !trustOf(e.cwd) && !this.parts.waiting.of(e) && !worktrees?.info(e.id);
+  }
+
   /** `summary`'s JSON text, kept with a frozen entry while the summary says nothing beyond the entry and status. */
   private summaryJson(
     e: SessionListEntry | SessionRecord,
@@ -107,7 +139,7 @@ export class SessionViews {
     status: SessionStatus,
     worktrees: SessionWorktrees | undefined,
   ): Buffer {
-    const plain = Object.isFrozen(e) && !trustOf(e.cwd) && !this.parts.waiting.of(e) && !worktrees?.info(e.id);
+    const plain = this.plain(e, trustOf, worktrees);
     const kept = plain ? this.summaryText.get(e) : undefined;
     if (kept?.status === status) return kept.json;
     const json = Buffer.from(JSON.stringify(this.summary(e, trustOf, status, worktrees)));
