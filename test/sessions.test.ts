@@ -92,6 +92,22 @@ describe("sessions: lifecycle and metadata", () => {
     expect(plain.body).to.deep.equal(paged);
   });
 
+  it("lists 0, 1, 255, 256 and 257 sessions as one JSON array (the edges of its parts)", async () => {
+    const store = d.daemon.services.get(SessionStoreToken);
+    let made = 0;
+    for (const n of [0, 1, 255, 256, 257]) {
+      for (; made < n; made++) await store.createSession(sessionRecord(`e${String(made).padStart(4, "0")}`, { cwd }));
+      const plain = await d.get("/sessions");
+      expect(plain.text).to.equal(JSON.stringify(plain.body));
+      expect(plain.headers.get("content-length")).to.equal(String(Buffer.byteLength(plain.text)));
+      const paged: unknown[] = [];
+      for (let offset = 0; offset < n; offset += 200) {
+        paged.push(...(await d.get(`/sessions?limit=200&offset=${offset}`)).body.sessions);
+      }
+      expect(plain.body).to.have.length(n).and.to.deep.equal(paged);
+    }
+  });
+
   it("lists every session as its pages do after each change (the text kept of unchanged ones is never stale)", async () => {
     const fake = await startFakeProvider();
     const t = await startTestDaemon({ config: { provider: { baseURL: fake.url, apiKey: "sk-test", model: "m" } } });
