@@ -1,4 +1,3 @@
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { emptyUsage, type SessionRecord } from "../core/session-types.js";
 import { newSessionId } from "../core/sessions.js";
@@ -112,7 +111,6 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
   // And under `agentd serve`, a client of it here: in one process the client's garbage and allocations (a 2.7 MiB
   // answer parsed) and the daemon's share one heap and one malloc, and move each other's figures.
   const spawned = new Map<string, { s: Summary; cpu: number }>();
-  rmSync(join(bd.home, "server.json"), { force: true });
   const daemon = await spawnAgentd(bd.home);
   try {
     for (const [label, path] of LIST_PATHS) {

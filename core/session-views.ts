@@ -85,18 +85,14 @@ export class SessionViews {
     const { trustOf, turns, worktrees } = this.listing();
     const last = this.lastListing;
     const statuses = sessions.map((e) => turns.status(e.id));
-    let plain = Object.isFrozen(sessions);
-    let same = plain && last?.sessions === sessions;
-    for (let i = 0; i < sessions.length && plain; i++) {
-      plain = this.plain(sessions[i] as SessionListEntry, trustOf, worktrees);
-      same &&= last?.statuses[i] === statuses[i];
-    }
-    if (same && plain && last) return last.parts;
+    const plain = sessions.map((e) => this.plain(e, trustOf, worktrees));
+    const keep = Object.isFrozen(sessions) && plain.every(Boolean);
+    if (keep && last?.sessions === sessions && statuses.every((s, i) => s === last.statuses[i])) return last.parts;
     const parts: Buffer[] = [];
     let part: Buffer[] = [OPEN];
     sessions.forEach((e, i) => {
       if (i > 0) part.push(COMMA);
-      part.push(this.summaryJson(e, trustOf, statuses[i] as SessionStatus, worktrees));
+      part.push(this.summaryJson(e, plain[i] === true, trustOf, statuses[i] as SessionStatus, worktrees));
       if (part.length >= 2 * LIST_PART) {
         parts.push(Buffer.concat(part));
         part = [];
@@ -104,7 +100,7 @@ export class SessionViews {
     });
     part.push(CLOSE);
     parts.push(Buffer.concat(part));
-    this.lastListing = plain ? { sessions, statuses, parts } : undefined;
+    this.lastListing = keep ? { sessions, statuses, parts } : undefined;
     return parts;
   }
 
@@ -132,14 +128,14 @@ export class SessionViews {
     return Object.isFrozen(e) && !trustOf(e.cwd) && !this.parts.waiting.of(e) && !worktrees?.info(e.id);
   }
 
-  /** `summary`'s JSON text, kept with a frozen entry while the summary says nothing beyond the entry and status. */
+  /** `summary`'s JSON text, kept with a frozen entry while it is `plain` (says nothing beyond entry and status). */
   private summaryJson(
     e: SessionListEntry | SessionRecord,
+    plain: boolean,
     trustOf: (cwd: string) => ProjectTrustPrompt | undefined,
     status: SessionStatus,
     worktrees: SessionWorktrees | undefined,
   ): Buffer {
-    const plain = this.plain(e, trustOf, worktrees);
     const kept = plain ? this.summaryText.get(e) : undefined;
     if (kept?.status === status) return kept.json;
     const json = Buffer.from(JSON.stringify(this.summary(e, trustOf, status, worktrees)));

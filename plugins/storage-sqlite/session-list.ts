@@ -47,6 +47,14 @@ interface ListStatements {
   indexCount?: Stmt<[Record<string, unknown>], { n: number }>;
 }
 
+/** A query's page as the statements take it: no limit is -1, no offset 0. */
+function paging(query: ListQuery): { limit: number; offset: number } {
+  return {
+    limit: query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : -1,
+    offset: query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0,
+  };
+}
+
 /** Matches up to this many are looked up and sorted; more are met walking the list order. */
 const LOOKUP_MAX = 2000;
 
@@ -101,9 +109,8 @@ export class SessionListing {
   }
   /** The same listing with only the fields a summary shows: the JSON columns (usage, meta) are never read. */
   listEntries(query: ListQuery): { sessions: SessionListEntry[]; total: number } {
-    // Unfiltered and unpaged, as listQuery reads the query.
-    const every =
-      searchTerms(query.q).length === 0 && !(query.limit !== undefined && query.limit >= 0) && !query.offset;
+    const { limit, offset } = paging(query);
+    const every = limit === -1 && offset === 0 && searchTerms(query.q).length === 0;
     if (every && this.everySession) return this.everySession;
     const listed = this.readEntries(query);
     if (every && listed.sessions.length <= MAX_KEPT_ENTRIES) {
@@ -145,10 +152,7 @@ export class SessionListing {
   private listQuery(query: ListQuery) {
     const terms = searchTerms(query.q);
     const stmts = this.listStatements(terms);
-    const params: Record<string, unknown> = {
-      limit: query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : -1,
-      offset: query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0,
-    };
+    const params: Record<string, unknown> = paging(query);
     terms.forEach((t, i) => {
       params[`like${i}`] = t.like;
       if (t.trigram !== null) params[`tri${i}`] = t.trigram;
