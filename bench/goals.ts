@@ -139,7 +139,7 @@ export function printGoals(g: GoalInputs): void {
       if (goal === undefined) continue;
       rows.push([
         `${r.label} at ${g.list.count.toLocaleString("en-US")} sessions (agentd serve)`,
-        `${ms(r.small.p50)} (10 sessions, in process)`,
+        `${ms(r.bare.p50)} (the same bytes from a bare node:http)`,
         `${ms(r.spawned.p50)} (in process ${ms(r.big.p50)})`,
         `<= ${goal}`,
         yes(r.spawned.p50 <= goal),

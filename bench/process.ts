@@ -18,6 +18,7 @@ import { newReception, type Reception, readDirect, recordTurn } from "./lib/stre
 import { seedHistory } from "./ttft.js";
 
 const RELAY = fileURLToPath(new URL("./lib/relay.js", import.meta.url));
+const STATIC_BYTES = fileURLToPath(new URL("./lib/static-bytes.js", import.meta.url));
 const LONG = 2000;
 const LONG_TURNS = 20;
 const SHORT = 100;
@@ -166,6 +167,14 @@ export async function startRelay(
     },
     stop: () => stopChild(child),
   };
+}
+
+/** A bare node:http process answering `GET /<i>` with the bytes of `files[i]` (lib/static-bytes.ts). */
+export async function startStaticBytes(files: string[]): Promise<{ base: string; stop: () => Promise<void> }> {
+  const ready = join(tempDir("agentd-bench-static-"), "ready.json");
+  const { child } = await spawnReady([STATIC_BYTES, ready, ...files], cleanEnv({}), ready);
+  const { port } = JSON.parse(readFileSync(ready, "utf8")) as { port: number };
+  return { base: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
 function daemonStream(api: ApiClient, id: string): Stream {

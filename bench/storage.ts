@@ -1,14 +1,14 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { emptyUsage, type SessionRecord } from "../core/session-types.js";
 import { newSessionId } from "../core/sessions.js";
 import { type SessionStore, SessionStoreToken } from "../core/store.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
-import type { ApiClient } from "../testing/daemon.js";
-import { startTestDaemon } from "../testing/daemon.js";
+import { ApiClient, startTestDaemon } from "../testing/daemon.js";
 import { now } from "./lib/clock.js";
-import { bootDaemon } from "./lib/daemon.js";
+import { bootDaemon, tempDir } from "./lib/daemon.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
-import { cpuMsOf, spawnAgentd } from "./process.js";
+import { cpuMsOf, spawnAgentd, startStaticBytes } from "./process.js";
 
 const WARMUP = 5;
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
@@ -34,26 +34,37 @@ export function record(i: number, cwd: string): SessionRecord {
   };
 }
 
-async function timeGet(
-  api: ApiClient,
-  path: string,
-  reps: number,
-): Promise<{ s: Summary; bytes: number; cpu: Summary }> {
-  const times: number[] = [];
-  const cpus: number[] = [];
-  let bytes = 0;
+interface Timed {
+  s: Summary;
+  bytes: number;
+  cpu: Summary;
+  text: string;
+}
+
+/** GET `path` WARMUP + `reps` times: p50 and the bench process's CPU per call, the answer's length and text. */
+async function timeGet(api: ApiClient, path: string, reps: number): Promise<Timed> {
+  return (await timeGets([[api, path]], reps))[0] as Timed;
+}
+
+/** The same for several targets, one call to each in turn, so that each meets the same client and machine. */
+async function timeGets(targets: Array<[ApiClient, string]>, reps: number): Promise<Timed[]> {
+  const runs = targets.map(() => ({ times: [] as number[], cpus: [] as number[], text: "" }));
   for (let i = -WARMUP; i < reps; i++) {
-    const c0 = process.cpuUsage();
-    const t0 = now();
-    const res = await api.get(path);
-    const t = now() - t0;
-    const c = process.cpuUsage(c0);
-    if (i >= 0) cpus.push((c.user + c.system) / 1000);
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
-    bytes = res.text.length;
-    if (i >= 0) times.push(t);
+    for (const [k, [api, path]] of targets.entries()) {
+      const run = runs[k] as (typeof runs)[number];
+      const c0 = process.cpuUsage();
+      const t0 = now();
+      const res = await api.get(path);
+      const t = now() - t0;
+      const c = process.cpuUsage(c0);
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
+      run.text = res.text;
+      if (i < 0) continue;
+      run.cpus.push((c.user + c.system) / 1000);
+      run.times.push(t);
+    }
   }
-  return { s: summarize(times), bytes, cpu: summarize(cpus) };
+  return runs.map((r) => ({ s: summarize(r.times), bytes: r.text.length, cpu: summarize(r.cpus), text: r.text }));
 }
 
 const LIST_PATHS = [
@@ -68,6 +79,8 @@ export interface ListResult {
    * `bigCpu`: CPU time of the whole bench process (daemon and client) per request, less sensitive to load.
    * `spawned`: the larger count against `agentd serve` in its own process, as a client meets it (the goals' figure);
    * `spawnedCpu`: that daemon's CPU per request (mean, in 10 ms ticks).
+   * `bare`: the same client against a bare node:http process sending the very answers `agentd serve` gave (the floor:
+   * what a client's reading and parsing of them costs).
    */
   rows: Array<{
     label: string;
@@ -78,6 +91,7 @@ export interface ListResult {
     bigBytes: number;
     spawned: Summary;
     spawnedCpu: number;
+    bare: Summary;
   }>;
   insertMs: number;
   count: number;
@@ -110,16 +124,36 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
   }
   // And under `agentd serve`, a client of it here: in one process the client's garbage and allocations (a 2.7 MiB
   // answer parsed) and the daemon's share one heap and one malloc, and move each other's figures.
-  const spawned = new Map<string, { s: Summary; cpu: number }>();
+  const spawned = new Map<string, { s: Summary; cpu: number; bare: Summary }>();
   const daemon = await spawnAgentd(bd.home);
+  let floor: Awaited<ReturnType<typeof startStaticBytes>> | undefined;
   try {
-    for (const [label, path] of LIST_PATHS) {
-      await timeGet(daemon.api, path, 0); // its warm-up calls only: the CPU below is of warm ones
+    // A first call of each path, whose answer a bare node:http process then sends as it is (the floor: what the
+    // client's reading and parsing of it costs). Then the daemon and that process are called in turn: called on
+    // their own, back to back, the daemon's figure moved between ~23 and ~40 ms from run to run, the floor's did not
+    // (docs/benchmarks.md, issue 27).
+    const answerDir = tempDir("agentd-bench-answers-");
+    const answers: string[] = [];
+    for (const [, path] of LIST_PATHS) {
+      answers.push(join(answerDir, `${answers.length}.json`));
+      writeFileSync(answers.at(-1) as string, (await daemon.api.get(path)).text);
+    }
+    floor = await startStaticBytes(answers);
+    const bareClient = new ApiClient(floor.base, "");
+    for (const [i, [label, path]] of LIST_PATHS.entries()) {
       const c0 = cpuMsOf(daemon.child.pid as number);
-      const { s } = await timeGet(daemon.api, path, reps);
-      spawned.set(label, { s, cpu: (cpuMsOf(daemon.child.pid as number) - c0) / (reps + WARMUP) });
+      const [served, bare] = await timeGets(
+        [
+          [daemon.api, path],
+          [bareClient, `${floor.base}/${i}`],
+        ],
+        reps,
+      );
+      const cpu = (cpuMsOf(daemon.child.pid as number) - c0) / (reps + WARMUP);
+      spawned.set(label, { s: (served as Timed).s, cpu, bare: (bare as Timed).s });
     }
   } finally {
+    await floor?.stop();
     await daemon.stop();
   }
   return {
@@ -134,6 +168,7 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
       bigBytes: big.get(label)?.bytes ?? 0,
       spawned: spawned.get(label)?.s as Summary,
       spawnedCpu: spawned.get(label)?.cpu ?? Number.NaN,
+      bare: spawned.get(label)?.bare as Summary,
     })),
   };
 }
@@ -151,6 +186,7 @@ export function printList(r: ListResult, reps: number): void {
       "response",
       "with test validation",
       "agentd serve: p50 / its CPU",
+      "same bytes, bare node",
     ],
     r.rows.map((x) => [
       x.label,
@@ -162,6 +198,7 @@ export function printList(r: ListResult, reps: number): void {
       `${(x.bigBytes / 1024).toFixed(0)} KiB`,
       ms(x.validated.p50),
       `${ms(x.spawned.p50)} / ${ms(x.spawnedCpu)}`,
+      ms(x.bare.p50),
     ]),
     [
       `${int(r.count)} sessions written with SessionStore.createSession in ${ms(r.insertMs)} ms ` +
@@ -169,6 +206,7 @@ export function printList(r: ListResult, reps: number): void {
       "CPU p50: process CPU time per request at the larger count (daemon and the bench's client together).",
       "with test validation: same home under startTestDaemon, which validates responses against their schemas.",
       "agentd serve: same home, the daemon in its own process (the goals' figure), its CPU per request (10 ms ticks).",
+      "same bytes, bare node: agentd serve's answers sent by a bare node:http process, called in turn with it (the floor).",
     ],
   );
 }
