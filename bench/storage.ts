@@ -1,16 +1,16 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { emptyUsage, type SessionRecord } from "../core/session-types.js";
 import { newSessionId } from "../core/sessions.js";
 import { type SessionStore, SessionStoreToken } from "../core/store.js";
 import { openSqliteStore } from "../plugins/storage-sqlite/store.js";
-import { ApiClient, startTestDaemon } from "../testing/daemon.js";
+import { startTestDaemon } from "../testing/daemon.js";
+import { type FloorTimed, timeAgainstFloor } from "./floor.js";
 import { now } from "./lib/clock.js";
-import { bootDaemon, tempDir } from "./lib/daemon.js";
+import { bootDaemon } from "./lib/daemon.js";
 import { int, ms, printTable, type Summary, summarize } from "./lib/stats.js";
-import { cpuMsOf, spawnAgentd, startStaticBytes } from "./process.js";
+import { timeGet, WARMUP } from "./lib/timed-get.js";
+import { spawnAgentd } from "./process.js";
 
-const WARMUP = 5;
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
 
 /** A session record for the benches, written through the store directly (titles cycle through WORDS). */
@@ -32,39 +32,6 @@ export function record(i: number, cwd: string): SessionRecord {
     updatedAt: at,
     meta: {},
   };
-}
-
-interface Timed {
-  s: Summary;
-  bytes: number;
-  cpu: Summary;
-  text: string;
-}
-
-/** GET `path` WARMUP + `reps` times: p50 and the bench process's CPU per call, the answer's length and text. */
-async function timeGet(api: ApiClient, path: string, reps: number): Promise<Timed> {
-  return (await timeGets([[api, path]], reps))[0] as Timed;
-}
-
-/** The same for several targets, one call to each in turn, so that each meets the same client and machine. */
-async function timeGets(targets: Array<[ApiClient, string]>, reps: number): Promise<Timed[]> {
-  const runs = targets.map(() => ({ times: [] as number[], cpus: [] as number[], text: "" }));
-  for (let i = -WARMUP; i < reps; i++) {
-    for (const [k, [api, path]] of targets.entries()) {
-      const run = runs[k] as (typeof runs)[number];
-      const c0 = process.cpuUsage();
-      const t0 = now();
-      const res = await api.get(path);
-      const t = now() - t0;
-      const c = process.cpuUsage(c0);
-      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 200)}`);
-      run.text = res.text;
-      if (i < 0) continue;
-      run.cpus.push((c.user + c.system) / 1000);
-      run.times.push(t);
-    }
-  }
-  return runs.map((r) => ({ s: summarize(r.times), bytes: r.text.length, cpu: summarize(r.cpus), text: r.text }));
 }
 
 const LIST_PATHS = [
@@ -124,51 +91,30 @@ export async function listBench(cwd: string, count: number, reps: number): Promi
   }
   // And under `agentd serve`, a client of it here: in one process the client's garbage and allocations (a 2.7 MiB
   // answer parsed) and the daemon's share one heap and one malloc, and move each other's figures.
-  const spawned = new Map<string, { s: Summary; cpu: number; bare: Summary }>();
   const daemon = await spawnAgentd(bd.home);
-  let floor: Awaited<ReturnType<typeof startStaticBytes>> | undefined;
+  let spawned: FloorTimed[];
   try {
-    // A first call of each path, whose answer a bare node:http process then sends as it is (the floor: what the
-    // client's reading and parsing of it costs). Then the daemon and that process are called in turn: called on
-    // their own, back to back, the daemon's figure moved between ~23 and ~40 ms from run to run, the floor's did not
-    // (docs/benchmarks.md, issue 27).
-    const answerDir = tempDir("agentd-bench-answers-");
-    const answers: string[] = [];
-    for (const [, path] of LIST_PATHS) {
-      answers.push(join(answerDir, `${answers.length}.json`));
-      writeFileSync(answers.at(-1) as string, (await daemon.api.get(path)).text);
-    }
-    floor = await startStaticBytes(answers);
-    const bareClient = new ApiClient(floor.base, "");
-    for (const [i, [label, path]] of LIST_PATHS.entries()) {
-      const c0 = cpuMsOf(daemon.child.pid as number);
-      const [served, bare] = await timeGets(
-        [
-          [daemon.api, path],
-          [bareClient, `${floor.base}/${i}`],
-        ],
-        reps,
-      );
-      const cpu = (cpuMsOf(daemon.child.pid as number) - c0) / (reps + WARMUP);
-      spawned.set(label, { s: (served as Timed).s, cpu, bare: (bare as Timed).s });
-    }
+    spawned = await timeAgainstFloor(
+      daemon,
+      LIST_PATHS.map(([, path]) => path),
+      reps,
+    );
   } finally {
-    await floor?.stop();
     await daemon.stop();
   }
   return {
     insertMs,
     count,
-    rows: LIST_PATHS.map(([label]) => ({
+    rows: LIST_PATHS.map(([label], i) => ({
       label,
       small: small.get(label) as Summary,
       big: big.get(label)?.s as Summary,
       bigCpu: big.get(label)?.cpu as Summary,
       validated: validated.get(label) as Summary,
       bigBytes: big.get(label)?.bytes ?? 0,
-      spawned: spawned.get(label)?.s as Summary,
-      spawnedCpu: spawned.get(label)?.cpu ?? Number.NaN,
-      bare: spawned.get(label)?.bare as Summary,
+      spawned: spawned[i]?.served as Summary,
+      spawnedCpu: spawned[i]?.cpu ?? Number.NaN,
+      bare: spawned[i]?.bare as Summary,
     })),
   };
 }

@@ -1,0 +1,55 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ApiClient } from "../testing/daemon.js";
+import { tempDir } from "./lib/daemon.js";
+import type { Summary } from "./lib/stats.js";
+import { type Timed, timeGets, WARMUP } from "./lib/timed-get.js";
+import { cpuMsOf, type spawnAgentd, startStaticBytes } from "./process.js";
+
+export interface FloorTimed {
+  /** The daemon's answer, as the bench's client met it; `cpu`: the daemon's CPU per call (10 ms ticks). */
+  served: Summary;
+  cpu: number;
+  bytes: number;
+  /** The same answer from a bare node:http process (lib/static-bytes.ts), called in turn with the daemon. */
+  bare: Summary;
+}
+
+/**
+ * GETs of each path against a spawned `agentd serve`, each call in turn with one to a bare node:http process that
+ * sends the daemon's first answer as it is: the floor, what the client's reading and parsing of it costs. Called on
+ * their own, back to back, a listing of 10,000 sessions moved between ~23 and ~40 ms from run to run while the floor
+ * did not (docs/benchmarks.md, issue 27); in turn, both meet the same client and machine.
+ */
+export async function timeAgainstFloor(
+  daemon: Awaited<ReturnType<typeof spawnAgentd>>,
+  paths: string[],
+  reps: number,
+): Promise<FloorTimed[]> {
+  const dir = tempDir("agentd-bench-answers-");
+  const files: string[] = [];
+  for (const path of paths) {
+    files.push(join(dir, `${files.length}.json`));
+    writeFileSync(files.at(-1) as string, (await daemon.api.get(path)).text);
+  }
+  const floor = await startStaticBytes(files);
+  try {
+    const bare = new ApiClient(floor.base, "");
+    const out: FloorTimed[] = [];
+    for (const [i, path] of paths.entries()) {
+      const c0 = cpuMsOf(daemon.child.pid as number);
+      const [served, floorTimed] = (await timeGets(
+        [
+          [daemon.api, path],
+          [bare, `${floor.base}/${i}`],
+        ],
+        reps,
+      )) as [Timed, Timed];
+      const cpu = (cpuMsOf(daemon.child.pid as number) - c0) / (reps + WARMUP);
+      out.push({ served: served.s, cpu, bytes: served.bytes, bare: floorTimed.s });
+    }
+    return out;
+  } finally {
+    await floor.stop();
+  }
+}
