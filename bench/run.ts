@@ -15,7 +15,14 @@ import { bootDaemon, removeTempDirs, tempDir } from "./lib/daemon.js";
 import { int, mib, ms, printTable, signedMs, summarize } from "./lib/stats.js";
 import { type ProcessResult, processBench } from "./process.js";
 import { printSandbox, type SandboxResult, sandboxBench } from "./sandbox.js";
-import { printScale, printWholeRead, type ScaleResult, scaleBench, wholeReadBench } from "./scale.js";
+import {
+  printScale,
+  printWholeRead,
+  type ScaleResult,
+  scaleBench,
+  type WholeReadResult,
+  wholeReadBench,
+} from "./scale.js";
 import { printSearch, type SearchResult, searchBench } from "./search.js";
 import { type AppendResult, appendBench, type ListResult, listBench, printAppend, printList } from "./storage.js";
 import { printSingle, type SingleStreamResult, singleStream } from "./streaming.js";
@@ -173,6 +180,7 @@ await section("7. search", async () => {
 });
 
 const scales: ScaleResult[] = [];
+let wholeRead: WholeReadResult | undefined;
 await section("8. scale", async () => {
   const big = Number(process.env.BENCH_SESSIONS ?? 100_000);
   for (const store of ["sqlite", "postgres"] as const) {
@@ -180,7 +188,8 @@ await section("8. scale", async () => {
     printScale(r);
     scales.push(r);
   }
-  printWholeRead(await wholeReadBench(cwd, 10_000, 10));
+  wholeRead = await wholeReadBench(cwd, 10_000, 10);
+  printWholeRead(wholeRead);
 });
 
 let sandbox: SandboxResult | undefined;
@@ -260,6 +269,15 @@ if (boot) {
 }
 for (const r of list?.rows.slice(1) ?? [])
   rows.push([`${r.label}: 10 vs 10,000 sessions`, ms(r.small.p50), ms(r.big.p50)]);
+for (const r of list?.rows.slice(1) ?? [])
+  rows.push([`${r.label}, agentd serve (baseline: same bytes, bare node)`, ms(r.bare.p50), ms(r.spawned.p50)]);
+if (wholeRead) {
+  rows.push([
+    `a ${int(wholeRead.messages)}-message session read whole, agentd serve (baseline: same bytes, bare node)`,
+    ms(wholeRead.wholeBare.p50),
+    ms(wholeRead.whole.p50),
+  ]);
+}
 if (sandbox) {
   rows.push(["sandboxed `echo` p50 (baseline: unconfined)", ms(sandbox.bare.p50), ms(sandbox.confined.p50)]);
 }
