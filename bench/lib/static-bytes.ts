@@ -1,7 +1,8 @@
 /**
- * The floor of a listing as a client meets it: plain `node:http`, nothing else loaded, answering `GET /<i>` with the
- * bytes of the i-th file given, read once at the start, with the daemon's JSON headers. Section 4b serves the very
- * answers `agentd serve` gave, so a client's time against it is what reading and parsing them costs, without a daemon.
+ * The floor of a read as a client meets it: plain `node:http`, nothing else loaded, answering `GET /<i>` with the
+ * bytes of the i-th file given, read once at the start, with the daemon's JSON headers. Sections 4b and 8b serve the
+ * very answers `agentd serve` gave (bench/floor.ts), so a client's time against it is what reading and parsing them
+ * costs, without a daemon.
  *
  * Run as `node static-bytes.js <readyFile> <file>...`: it writes `{port}` to readyFile once listening.
  */
