@@ -18,9 +18,9 @@ export interface FloorTimed {
 /**
  * GETs of each path against a spawned `agentd serve`, each call in turn with one to a bare node:http process that
  * sends the daemon's first answer as it is: the floor, what the client's reading and parsing of it costs. In turn, both
- * meet the same client and machine, and the daemon gets the gap between its calls that a client's page opens leave it:
- * back to back, a fresh daemon's first listings of 10,000 sessions took 25-40 ms, later ones ~21 (docs/benchmarks.md,
- * issue 27).
+ * meet the same client and machine, and the daemon has a gap between its calls, as when a client lists its sessions on
+ * opening a page: back to back, a fresh daemon's first listings of 10,000 sessions took 25-40 ms, later ones ~21
+ * (docs/benchmarks.md, issue 27).
  */
 export async function timeAgainstFloor(
   daemon: Awaited<ReturnType<typeof spawnAgentd>>,
