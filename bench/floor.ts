@@ -7,7 +7,7 @@ import { type Timed, timeGets, WARMUP } from "./lib/timed-get.js";
 import { cpuMsOf, type spawnAgentd, startStaticBytes } from "./process.js";
 
 export interface FloorTimed {
-  /** The daemon's answer, as the bench's client met it; `cpu`: the daemon's CPU per call (10 ms ticks). */
+  /** The daemon's answer as the bench's client met it; `cpu`: its CPU per call, warm-ups included (10 ms ticks). */
   served: Summary;
   cpu: number;
   bytes: number;

@@ -172,7 +172,7 @@ export interface WholeReadResult {
   messages: number;
   recent: Summary;
   whole: Summary;
-  /** The daemon's process CPU per whole read (10 ms ticks, averaged over the reads). */
+  /** The daemon's process CPU per whole read (10 ms ticks, averaged over the reads, warm-ups included). */
   wholeCpu: number;
   bytes: number;
   /** The same answers from a bare node:http process, called in turn with the daemon (the floor). */
