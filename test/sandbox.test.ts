@@ -33,8 +33,10 @@ interface World {
   api: ApiClient;
 }
 
-async function world(opts: { config?: Record<string, unknown>; env?: Record<string, string> } = {}): Promise<World> {
-  const user = realpathSync(mkdtempSync(join(tmpdir(), "agentd-sbx-user-")));
+async function world(
+  opts: { config?: Record<string, unknown>; env?: Record<string, string>; userIn?: string } = {},
+): Promise<World> {
+  const user = realpathSync(mkdtempSync(join(opts.userIn ?? tmpdir(), "agentd-sbx-user-")));
   const home = join(user, ".agentd");
   const project = join(user, "work", "project");
   mkdirSync(project, { recursive: true });
@@ -279,6 +281,21 @@ describe("sandbox: fails closed", function () {
     } finally {
       await dispose(w);
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs its self-check and the agent's commands without the user's ~/.bashrc", async () => {
+    // Outside /tmp (private inside the sandbox), so the shell inside would find this home's .bashrc. Read, it ends
+    // the shell before the check's last word, and the sandbox would be reported as unable to start.
+    const w = await world({ userIn: "/var/tmp" });
+    try {
+      writeFileSync(join(w.user, ".bashrc"), "exit 7\n");
+      const r = await runBash(w, "echo ran");
+      expect(r.asked).to.have.length(0);
+      expect(r.output).to.include("ran");
+      expect((await w.api.get("/server/status")).body.sandbox).to.include({ enabled: true, kind: "bubblewrap" });
+    } finally {
+      await dispose(w);
     }
   });
 

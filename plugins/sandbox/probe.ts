@@ -35,7 +35,11 @@ export async function probeSandbox(bwrap: string, c: Confinement, home: string):
     'touch "$1" 2>/dev/null && echo wrote-home; touch "$2" 2>/dev/null && echo wrote-outside; ' +
     '(exec 3<>"/dev/tcp/127.0.0.1/$3") 2>/dev/null && echo reached-network; echo probe-done';
   const args = bwrapArgs(c, {
-    argv: ["/bin/bash", "-c", script, "probe", inHome, beside, String(port)],
+    // `--norc`: bash runs ~/.bashrc for `-c` when its stdin is a socket, as if started by sshd, and node's stdin
+    // pipe is one. A shell start-up file (pyenv, nvm, conda) took ~0.6 s of CPU beside a fresh daemon's first turns
+    // (docs/benchmarks.md, issue 27), and one that exits or prints would decide the check. The agent's commands
+    // (stdin /dev/null) do not read it either.
+    argv: ["/bin/bash", "--norc", "-c", script, "probe", inHome, beside, String(port)],
     cwd: "/tmp",
     network: false,
     writable: [],
@@ -45,7 +49,7 @@ export async function probeSandbox(bwrap: string, c: Confinement, home: string):
       execFile(
         bwrap,
         args,
-        { timeout: PROBE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
+        { timeout: PROBE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: homedir() } },
         (e, o, s) => resolve({ out: String(o), err: String(s), error: e ?? undefined }),
       );
     });
