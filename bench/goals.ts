@@ -4,7 +4,7 @@
  */
 
 import { mib, ms, printTable } from "./lib/stats.js";
-import { med, type ProcessResult, type RunFigures } from "./process.js";
+import { med, PACED_GAP_MS, type ProcessResult, type RunFigures } from "./process.js";
 import type { ListResult } from "./storage.js";
 import type { LoadResult } from "./streaming-load.js";
 
@@ -80,6 +80,15 @@ export function printGoals(g: GoalInputs): void {
         yes(b[0] <= 2 * a[0] && b[1] <= 2 * a[1]),
       ]);
     }
+    const pa = [R((r) => r.paced.p50), R((r) => r.paced.p99)] as [number, number];
+    const pd = [D((r) => r.paced.p50), D((r) => r.paced.p99)] as [number, number];
+    rows.push([
+      `paced, ${PACED_GAP_MS} ms/token: per-token latency p50 / p99, a warm process`,
+      slash(pa),
+      slash(pd),
+      `p99 <= ${ms(pa[1] + 1)} (relay + 1)`,
+      yes(pd[1] <= pa[1] + 1),
+    ]);
     const dl = [D((r) => r.directFirstLong.p50), D((r) => r.directFirstLong.p99)];
     const dw = [D((r) => r.directWarm.p50), D((r) => r.directWarm.p99)];
     rows.push(["  (provider read directly, same runs: first / warm)", slash(dl), slash(dw), "", ""]);

@@ -25,6 +25,10 @@ const SHORT = 100;
 const TOTAL_TURNS = 150;
 const TTFT_REPS = 10;
 const HISTORY = 1000;
+/** Paced turns (issue 27): PACED tokens PACED_GAP_MS apart, PACED_TURNS of them, in a warm process. */
+const PACED = 500;
+export const PACED_GAP_MS = 2;
+const PACED_TURNS = 2;
 
 export type EngineName = "relay" | "daemon";
 
@@ -42,6 +46,8 @@ export interface RunFigures {
   /** Per-token latency (provider write -> client read) through the process; `direct`: read directly, same run. */
   firstLong: { p50: number; p99: number };
   warm: { p50: number; p99: number };
+  /** The paced turns pooled (PACED_TURNS of PACED tokens, PACED_GAP_MS apart), after the long turns. */
+  paced: { p50: number; p99: number };
   directFirstLong: { p50: number; p99: number };
   directWarm: { p50: number; p99: number };
   cpuFirstLong: number;
@@ -234,10 +240,10 @@ interface TurnResult {
 
 let tag = 0;
 
-/** One scripted n-token turn through the engine on an open client. */
-async function turn(provider: WorkerRpc, s: Stream, c: SseClient, n: number): Promise<TurnResult> {
+/** One scripted n-token turn through the engine on an open client, the tokens `gapMs` apart. */
+async function turn(provider: WorkerRpc, s: Stream, c: SseClient, n: number, gapMs = 0): Promise<TurnResult> {
   const key = `turn ${++tag}`;
-  await provider.call("script", { keys: [key], n, gapMs: 0 });
+  await provider.call("script", { keys: [key], n, gapMs });
   const r = newReception(n);
   const done = recordTurn(c, r);
   const start = now();
@@ -337,8 +343,20 @@ async function oneRun(provider: WorkerRpc, url: string, name: EngineName, cwd: s
     await sleep(200);
     const rssAfterLong = rssOf(e.pid);
 
+    // Paced turns, as a provider streams at its own pace: each token's way through the process alone.
+    s = await e.newStream();
+    c = await s.open();
+    await c.waitForType("status");
+    const pacedLat: number[] = [];
+    for (let i = 0; i < PACED_TURNS; i++) {
+      const t = await turn(provider, s, c, PACED, PACED_GAP_MS);
+      checkAll(t, `${name} paced turn ${i + 1}`);
+      pacedLat.push(...lat(t));
+    }
+    c.close();
+
     // Short turns up to TOTAL_TURNS in all, ten per stream (session).
-    const done = 1 + TTFT_REPS * (e.historyStream ? 2 : 1) + LONG_TURNS;
+    const done = 1 + TTFT_REPS * (e.historyStream ? 2 : 1) + LONG_TURNS + PACED_TURNS;
     for (let i = done; i < TOTAL_TURNS; i += 10) {
       const ss = await e.newStream();
       const sc = await ss.open();
@@ -359,6 +377,7 @@ async function oneRun(provider: WorkerRpc, url: string, name: EngineName, cwd: s
       historyAddedTtft,
       firstLong: percentiles(throughLat[0] as number[]),
       warm: percentiles(throughLat.slice(warmFrom).flat()),
+      paced: percentiles(pacedLat),
       directFirstLong: percentiles(directLat[0] as number[]),
       directWarm: percentiles(directLat.slice(warmFrom).flat()),
       cpuFirstLong: cpu[0] as number,
