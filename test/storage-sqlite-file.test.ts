@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { expect } from "chai";
@@ -69,6 +69,34 @@ describe("storage-sqlite: SessionStore on SQLite", () => {
         expect(own.pragma("mmap_size", { simple: true })).to.equal(256 * 1024 * 1024);
       } finally {
         db.close();
+      }
+    });
+
+    it("checkpoints the WAL once the writes pause, and starts it over then, not in the next write", async () => {
+      fx.store.createSession(session("w"));
+      for (let i = 0; i < 40; i++) await fx.store.appendMessage("w", { role: "user", content: `words ${i}` });
+      fx.store.appendEvents("w", [{ seq: 1, ts: at(1), type: "x", json: "{}", ephemeral: true }]);
+      // Far below SQLite's own threshold (1,000 pages): without the quiet checkpoint all of it is in the WAL still.
+      await fx.store.walCheckpointed();
+      // The database file alone holds every write: copied without its WAL, it reads the same.
+      const copy = join(fx.dir, "copy.db");
+      copyFileSync(fx.file, copy);
+      const alone = new Database(copy);
+      try {
+        expect(alone.prepare("SELECT COUNT(*) FROM messages WHERE session_id = 'w'").pluck().get()).to.equal(40);
+        expect(alone.prepare("SELECT COUNT(*) FROM events").pluck().get()).to.equal(1);
+      } finally {
+        alone.close();
+      }
+      // The WAL was started over: it holds the one page the restart wrote (the schema version, unchanged), so the
+      // next commit appends to it without syncing a new header first.
+      const other = new Database(fx.file);
+      try {
+        const [r] = other.pragma("wal_checkpoint(PASSIVE)") as Array<{ log: number }>;
+        expect(r?.log).to.equal(1);
+        expect(other.pragma("user_version", { simple: true })).to.equal(SCHEMA_VERSION);
+      } finally {
+        other.close();
       }
     });
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { TimedWork } from "./timed-work.js";
 
 /** The full-text indexes merged here: messages (written with every message) and titles (with every session). */
 const INDEXES = ["messages_fts", "session_titles_fts"];
@@ -20,32 +21,31 @@ const START_AFTER_MS = 20;
  * segments (these steps keep every level below 4).
  */
 export class IndexMerger {
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
-  private readonly waiting: Array<() => void> = [];
+  private readonly work = new TimedWork(() => this.step());
   private readonly merges: Database.Statement[];
   private readonly changes: Database.Statement<[], number>;
 
-  constructor(db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    /** Called after each merge step: it commits, as any write does. */
+    private readonly stepped: () => void = () => {},
+  ) {
     this.merges = INDEXES.map((t) => db.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${PAGES_PER_STEP})`));
     this.changes = db.prepare<[], number>("SELECT total_changes()").pluck();
   }
 
   /** An index was written to: merge work may be due. */
   wrote(): void {
-    if (!this.timer && !this.closed) this.schedule(START_AFTER_MS);
+    this.work.start(START_AFTER_MS);
   }
 
   /** Resolves once no merge work is left (or the store closed). */
   merged(): Promise<void> {
-    if (!this.timer) return Promise.resolve();
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.work.idle();
   }
 
   close(): void {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.done();
+    this.work.close();
   }
 
   private step(): void {
@@ -61,18 +61,8 @@ export class IndexMerger {
       // The database is busy or failing: the next write tries again, and the index reads the same meanwhile.
       more = false;
     }
-    if (more) this.schedule(0);
-    else this.done();
-  }
-
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => this.step(), ms);
-    // Nothing is lost by exiting first: the next write starts it again.
-    this.timer.unref();
-  }
-
-  private done(): void {
-    this.timer = undefined;
-    for (const resolve of this.waiting.splice(0)) resolve();
+    this.stepped();
+    if (more) this.work.again(0);
+    else this.work.done();
   }
 }

@@ -20,6 +20,7 @@ import { ContextCache, messageChars } from "./context-cache.js";
 import { openDatabase } from "./database.js";
 import { IndexMerger } from "./index-merger.js";
 import { migrate } from "./migrations.js";
+import { QuietCheckpoint } from "./quiet-checkpoint.js";
 import { type MessageRaw, messageFromRaw, sessionFromRow, sessionToParams } from "./rows.js";
 import { ftsAllTerms, searchTerms } from "./search.js";
 import { SessionListing } from "./session-list.js";
@@ -72,6 +73,8 @@ export class SqliteSessionStore implements SessionStore {
   private readonly q: Statements;
   private readonly tx: StoreTransactions;
   private readonly merger: IndexMerger;
+  /** On a database file: its WAL checkpointed when the writes pause. */
+  private readonly checkpoint: QuietCheckpoint | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -80,7 +83,8 @@ export class SqliteSessionStore implements SessionStore {
     this.q = prepareStatements(db);
     this.tx = prepareTransactions(db, this.q);
     this.listing = new SessionListing(db, this.q);
-    this.merger = new IndexMerger(db);
+    this.checkpoint = wal ? new QuietCheckpoint(db) : undefined;
+    this.merger = new IndexMerger(db, () => this.checkpoint?.wrote());
     // Merge work a stop left unfinished (a large import, then a restart) resumes shortly after the open.
     this.merger.wrote();
   }
@@ -88,6 +92,7 @@ export class SqliteSessionStore implements SessionStore {
   /* ---- sessions ---- */
 
   createSession(rec: SessionRecord): void {
+    this.checkpoint?.wrote();
     this.listing.addedOrRemoved(rec.id);
     this.merger.wrote();
     this.q.insertSession.run(sessionToParams(rec));
@@ -100,12 +105,14 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   updateSession(id: string, patch: SessionPatch): SessionRecord | undefined {
+    this.checkpoint?.wrote();
     this.listing.changed(id);
     if (patch.title !== undefined) this.merger.wrote();
     return this.tx.update(id, patch);
   }
 
   deleteSession(id: string): boolean {
+    this.checkpoint?.wrote();
     this.listing.addedOrRemoved(id);
     this.contextCache.drop(id);
     this.merger.wrote();
@@ -170,6 +177,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   private append(sessionId: string, msg: NewMessage): StoredMessage {
+    this.checkpoint?.wrote();
     this.listing.changed(sessionId);
     const stored = this.tx.append(sessionId, msg);
     this.contextCache.appended(sessionId, stored);
@@ -219,12 +227,14 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   markOutOfContext(sessionId: string, uptoSeq?: number): void {
+    this.checkpoint?.wrote();
     this.contextCache.drop(sessionId);
     this.q.outOfContext.run(sessionId, uptoSeq ?? Number.MAX_SAFE_INTEGER);
   }
 
   /** The seq counter is kept: a seq that was undone is never handed out again (clients may still show it). */
   truncateMessages(sessionId: string, fromSeq: number): void {
+    this.checkpoint?.wrote();
     this.listing.changed(sessionId);
     this.contextCache.drop(sessionId);
     this.merger.wrote();
@@ -252,6 +262,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Duplicate seqs are ignored: a batch retried after a partial failure must not fail again. */
   appendEvents(sessionId: string, events: EventToAppend[]): void {
+    this.checkpoint?.wrote();
     if (events.length > 0) this.tx.appendEvents(sessionId, events);
   }
 
@@ -268,12 +279,14 @@ export class SqliteSessionStore implements SessionStore {
 
   /** A no-op for an unknown session (deleted while its log still held a reservation). */
   reserveEventSeq(sessionId: string, upTo: number): void {
+    this.checkpoint?.wrote();
     this.q.reserveEventSeq.run(upTo, sessionId);
   }
 
   /* ---- feed ---- */
 
   appendFeed(event: { seq: number; ts: string; type: string; json: string }): void {
+    this.checkpoint?.wrote();
     this.q.insertFeed.run(event.seq, event.ts, event.type, event.json);
   }
 
@@ -299,6 +312,7 @@ export class SqliteSessionStore implements SessionStore {
    * makes bulk writes (imports, copying a history) an order of magnitude faster. Not part of SessionStore.
    */
   batch<T>(fn: () => T): T {
+    this.checkpoint?.wrote();
     try {
       return this.db.transaction(fn)();
     } catch (err) {
@@ -306,6 +320,11 @@ export class SqliteSessionStore implements SessionStore {
       this.contextCache.clear();
       throw err;
     }
+  }
+
+  /** Resolves once the WAL checkpoint due after the last write has run (see QuietCheckpoint). Not part of SessionStore. */
+  walCheckpointed(): Promise<void> {
+    return this.checkpoint?.checkpointed() ?? Promise.resolve();
   }
 
   /** Resolves once the full-text indexes have no merge work left (see IndexMerger). Not part of SessionStore. */
@@ -325,6 +344,7 @@ export class SqliteSessionStore implements SessionStore {
     if (this.closed) return;
     this.closed = true;
     this.merger.close();
+    this.checkpoint?.close();
     this.wal?.close();
     this.db.close();
   }
