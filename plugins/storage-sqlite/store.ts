@@ -322,7 +322,7 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  /** Resolves once the WAL checkpoint due after the last write has run (see QuietCheckpoint). Not part of SessionStore. */
+  /** Resolves once the checkpoint due after the last write has run (QuietCheckpoint). Not part of SessionStore. */
   walCheckpointed(): Promise<void> {
     return this.checkpoint?.checkpointed() ?? Promise.resolve();
   }
