@@ -27,7 +27,7 @@ export class IndexMerger {
 
   constructor(
     db: Database.Database,
-    /** Called after each merge step: it commits, as any write does. */
+    /** Called after each step that merged: it committed, as any write does (a step at the open may find nothing). */
     private readonly stepped: () => void = () => {},
   ) {
     this.merges = INDEXES.map((t) => db.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${PAGES_PER_STEP})`));
@@ -61,8 +61,9 @@ export class IndexMerger {
       // The database is busy or failing: the next write tries again, and the index reads the same meanwhile.
       more = false;
     }
-    this.stepped();
-    if (more) this.work.again(0);
-    else this.work.done();
+    if (more) {
+      this.stepped();
+      this.work.again(0);
+    } else this.work.done();
   }
 }
