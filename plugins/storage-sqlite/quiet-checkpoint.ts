@@ -18,13 +18,14 @@ const QUIET_MS = 100;
  */
 export class QuietCheckpoint {
   private readonly work = new TimedWork(() => this.check());
+  /** `Date.now()` of the last write: the global `performance` would load node:perf_hooks at the start. */
   private last = 0;
 
   constructor(private readonly db: Database.Database) {}
 
   /** A write was committed (or is about to be). */
   wrote(): void {
-    this.last = performance.now();
+    this.last = Date.now();
     this.work.start(QUIET_MS);
   }
 
@@ -38,7 +39,7 @@ export class QuietCheckpoint {
   }
 
   private check(): void {
-    const quiet = performance.now() - this.last;
+    const quiet = Date.now() - this.last;
     if (quiet < QUIET_MS) {
       this.work.again(QUIET_MS - quiet);
       return;
