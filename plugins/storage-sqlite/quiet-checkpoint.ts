@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { monotonicMs } from "../../core/clock.js";
 import { TimedWork } from "./timed-work.js";
 
 /** How long the store goes without a write before its WAL is checkpointed. */
@@ -18,14 +19,14 @@ const QUIET_MS = 100;
  */
 export class QuietCheckpoint {
   private readonly work = new TimedWork(() => this.check());
-  /** `Date.now()` of the last write: the global `performance` would load node:perf_hooks at the start. */
+  /** When the last write came (`monotonicMs`). */
   private last = 0;
 
   constructor(private readonly db: Database.Database) {}
 
   /** A write was committed (or is about to be). */
   wrote(): void {
-    this.last = Date.now();
+    this.last = monotonicMs();
     this.work.start(QUIET_MS);
   }
 
@@ -39,7 +40,7 @@ export class QuietCheckpoint {
   }
 
   private check(): void {
-    const quiet = Date.now() - this.last;
+    const quiet = monotonicMs() - this.last;
     if (quiet < QUIET_MS) {
       this.work.again(QUIET_MS - quiet);
       return;
